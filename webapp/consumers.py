@@ -1,0 +1,47 @@
+"""Base websocket consumer: authenticate, check the role, join one group, forward events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from webapp.roles import user_roles
+
+
+class GroupForwardConsumer(AsyncJsonWebsocketConsumer):
+    """Subclasses set ``role`` and implement ``group_name`` (and may override ``allowed``)."""
+
+    role = "viewer"
+
+    def group_name(self) -> str:
+        raise NotImplementedError
+
+    async def allowed(self) -> bool:
+        return True
+
+    async def connect(self) -> None:
+        user = self.scope.get("user")
+        roles = await database_sync_to_async(user_roles)(user)
+        if self.role not in roles or not await self.allowed():
+            await self.close(code=4403)
+            return
+        self._group = self.group_name()
+        await self.channel_layer.group_add(self._group, self.channel_name)
+        await self.accept()
+        await self.on_joined()
+
+    async def on_joined(self) -> None:
+        """Hook: send an initial snapshot after joining."""
+
+    async def disconnect(self, code: int) -> None:
+        group = getattr(self, "_group", None)
+        if group:
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        """Clients only listen; anything they send is ignored."""
+
+    async def forward(self, message: dict[str, Any]) -> None:
+        await self.send_json({"type": message["event"], "data": message["data"]})

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from training.consumers import RunConsumer
+from evaluator.consumers import EvaluationJobConsumer
+
+websocket_urlpatterns = [
+    path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),
+    path("ws/evaluations/<int:job_id>/", EvaluationJobConsumer.as_asgi()),
+]

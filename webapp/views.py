@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from django.apps import apps
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from webapp.roles import user_roles
+
+#: (label, app.Model) counted on the dashboard
+_DASHBOARD_COUNTS = (
+    ("Problems", "curation.Problem"),
+    ("Releases", "curation.DatasetRelease"),
+    ("Evaluation jobs", "evaluator.EvaluationJob"),
+    ("Training runs", "training.TrainingRun"),
+)
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    counts = []
+    for label, model_name in _DASHBOARD_COUNTS:
+        try:
+            model = apps.get_model(model_name)
+        except LookupError:
+            continue
+        counts.append((label, model.objects.count()))
+    return render(request, "home.html", {"counts": counts, "roles": sorted(user_roles(request.user))})
