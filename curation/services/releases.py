@@ -1,0 +1,81 @@
+"""Dataset releases: a filter -> a frozen, content-hashed set of pinned problem versions."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Max
+
+from curation.models import DatasetRelease, ProblemVersion, ReleaseItem
+from curation.selectors import ReleaseFilter, problems_for_release
+
+
+class EmptyReleaseError(ValueError):
+    """The filter selects no problem; an empty release would train on nothing."""
+
+
+def release_content_hash(items: Iterable[tuple[str, str, str, str]]) -> str:
+    """sha256 over the sorted ``(platform, external_id, content_hash, difficulty)`` lines.
+
+    Independent of the release's name, time, ids and order: the same problem versions with the same
+    buckets hash the same; any changed problem, bucket or membership changes the hash.
+    """
+    lines = sorted("\t".join(item) for item in items)
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+@transaction.atomic
+def release_create(
+    *, name: str, filter_spec: dict[str, Any] | ReleaseFilter, user: Any = None, description: str = ""
+) -> DatasetRelease:
+    """Freeze the problems ``filter_spec`` selects (``ReleaseFilter`` or its dict form) into a new
+    version of release ``name`` (1, 2, ... per name). Each item pins the problem's current
+    ``ProblemVersion`` and its bucket/stage/training-test cap at this moment. Raises ``ValueError``
+    for a bad spec and ``EmptyReleaseError`` when nothing matches."""
+    name = name.strip()
+    if not name:
+        raise ValueError("a release needs a name")
+    spec = filter_spec if isinstance(filter_spec, ReleaseFilter) else ReleaseFilter.from_dict(filter_spec)
+    problems = problems_for_release(spec)
+    rows = list(
+        problems.values_list(
+            "id", "platform__name", "external_id", "content_hash", "difficulty", "stage", "train_test_limit"
+        )
+    )
+    if not rows:
+        raise EmptyReleaseError("the filter matches no problems")
+    version_ids = dict(
+        ProblemVersion.objects.filter(problem__in=problems.values("id"), version=F("problem__version"))
+        .values_list("problem_id", "id")
+    )
+    previous = DatasetRelease.objects.filter(name=name).aggregate(v=Max("version"))["v"]
+    release = DatasetRelease.objects.create(
+        name=name,
+        version=(previous or 0) + 1,
+        description=description,
+        filter_spec=spec.to_dict(),
+        content_hash=release_content_hash((r[1], r[2], r[3], r[4]) for r in rows),
+        problem_count=len(rows),
+        counts_by_platform=dict(sorted(Counter(r[1] for r in rows).items())),
+        counts_by_difficulty=dict(sorted(Counter(r[4] or "unknown" for r in rows).items())),
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    ReleaseItem.objects.bulk_create(
+        [
+            ReleaseItem(
+                release=release, problem_id=pid, problem_version_id=version_ids[pid], content_hash=chash,
+                platform=platform, difficulty=bucket, stage=stage, train_test_limit=limit,
+            )
+            for pid, platform, _ext, chash, bucket, stage, limit in rows
+        ],
+        batch_size=2000,
+    )
+    return release

@@ -1,0 +1,21 @@
+"""Celery tasks of the curation app: thin wrappers that take ids and call one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from curation.services.uploads import import_batch_run
+
+
+@shared_task(
+    name="curation.tasks.import_file",
+    time_limit=getattr(settings, "IMPORT_TASK_TIME_LIMIT", 3600),
+    acks_late=True,
+)
+def import_file(batch_id: int) -> dict[str, object]:
+    """Run the pending ``ImportBatch`` ``batch_id`` (see ``import_batch_run``). Not retried: a failure
+    is recorded on the batch for the curator; importing the file again is safe (unchanged content is
+    recognised by its hash)."""
+    batch = import_batch_run(batch_id=batch_id)
+    return {"batch_id": batch.pk, "status": batch.status, "summary": batch.summary()}

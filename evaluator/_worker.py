@@ -1,0 +1,716 @@
+"""The judge's worker: runs inside the sandbox, never executes untrusted code itself.
+
+Started by :mod:`evaluator.sandbox` as ``python -I -B _worker.py FD`` where FD is a Unix socket to the
+judge. Protocol (frames from :mod:`_protocol`): the judge sends ``init`` once, then per solution
+``load`` (code), ``run`` (one test) any number of times and ``unload``; every request gets one reply.
+
+Per solution the worker forks a *runner*: it drops privileges, applies the rlimits, compiles the code
+(and, in call mode, executes the module once), then runs the tests it is sent one at a time in its own
+process, each with fresh memfds wired to fds 0, 1 and 2. The worker watches the runner's CPU time (from
+/proc, so the runner cannot lie about it) and wall time, kills it on a limit, kills every other process
+the solution left behind after each test, and forks a new runner when the previous one died (crash,
+``os._exit``, timeout). All verdict-relevant facts (limits, death, output size) are established here;
+what the runner says about itself is only trusted for the solution's own disadvantage.
+
+Standard library only: this file is bind-mounted into the sandbox next to _protocol.py and calls.py.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import ctypes
+import io
+import os
+import resource
+import select
+import shutil
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+if __package__:
+    from . import _protocol as proto
+    from . import calls
+else:  # running as a script inside the sandbox
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _protocol as proto  # type: ignore[no-redef]
+    import calls  # type: ignore[no-redef]
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+_PR_SET_CHILD_SUBREAPER = 36
+_STDERR_TAIL = 4096
+_MB = 1 << 20
+
+
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+
+
+def _prctl(option: int, value: int) -> None:
+    if _LIBC is not None:
+        _LIBC.prctl(option, value, 0, 0, 0)
+
+
+def _proc_cpu_s(pid: int) -> float:
+    """CPU seconds of ``pid`` and of the children it has waited for (kernel accounting)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            rest = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])) / _CLK_TCK
+
+
+def _vm_bytes() -> int:
+    with open("/proc/self/statm", "rb") as fh:
+        return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    size = min(os.fstat(fd).st_size, limit)
+    chunks = []
+    pos = 0
+    while pos < size:
+        chunk = os.pread(fd, min(size - pos, 1 << 26), pos)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        pos += len(chunk)
+    return b"".join(chunks)
+
+
+# ============================================================================================ runner
+class _Runner:
+    """Code that runs in the forked runner process (untrusted territory once the solution runs)."""
+
+    def __init__(self, sock: socket.socket, cfg: dict[str, Any], sol: dict[str, Any],
+                 prelude: dict[str, Any]) -> None:
+        self.sock = sock
+        self.cfg = cfg
+        self.sol = sol
+        self.prelude = prelude
+        self.code: Any = None
+        self.ns: dict[str, Any] = {}
+
+    def setup(self) -> None:
+        os.setsid()
+        keep = self.sock.fileno()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 1 << 16)
+        try:
+            with open("/proc/self/oom_score_adj", "w") as fh:
+                fh.write("1000")  # under memory pressure the kernel kills the solution, not the judge
+        except OSError:
+            pass
+        limits = self.sol["limits"]
+        if self.cfg.get("drop_uid"):
+            os.setgroups([])
+            os.setresgid(self.cfg["gid"], self.cfg["gid"], self.cfg["gid"])
+            os.setresuid(self.cfg["uid"], self.cfg["uid"], self.cfg["uid"])
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        cpu = max(1, int(limits["cpu_budget_s"]) + 1)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits["output_limit"] + 1, limits["output_limit"] + 1))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"], limits["nofile"]))
+        if self.cfg.get("drop_uid") or self.cfg["mode"] == "bwrap":
+            # counted per uid (per user namespace under bwrap): only meaningful for a uid of our own
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
+        memory = _vm_bytes() + limits["memory_mb"] * _MB
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        os.chdir(self.sol["workdir"])
+        os.environ["HOME"] = os.environ["TMPDIR"] = self.sol["workdir"]
+        sys.setrecursionlimit(self.cfg["recursion_limit"])
+        if hasattr(sys, "set_int_max_str_digits"):
+            sys.set_int_max_str_digits(0)
+        threading.stack_size(self.cfg["thread_stack_mb"] * _MB)
+        import random
+
+        random.seed()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        atexit._clear()
+
+    def reply(self, header: dict[str, Any], parts: list[bytes] | tuple[bytes, ...] = ()) -> None:
+        proto.send(self.sock, header, parts)
+
+    def prepare(self) -> None:
+        """Compile (and in call mode execute) the solution; reply ``ready`` or its failure."""
+        try:
+            self.code = compile(self.sol["code"], "solution.py", "exec", dont_inherit=True)
+        except MemoryError:
+            self.reply({"status": "exception", "exc": "MemoryError", "message": "out of memory compiling"})
+            return
+        except (SyntaxError, ValueError, RecursionError, OverflowError) as exc:
+            self.reply({"status": "compile_error", "message": "".join(
+                traceback.format_exception_only(type(exc), exc))[-2000:]})
+            return
+        if self.sol["mode"] == "call":
+            self.ns = dict(self.prelude)
+            failure = self._exec_module()
+            if failure:
+                self.reply(failure)
+                return
+            if self.sol.get("fn_name"):
+                try:
+                    calls.resolve_entry_point(self.ns, self.sol["fn_name"])
+                except LookupError as exc:
+                    self.reply({"status": "compile_error", "message": str(exc)})
+                    return
+                except BaseException as exc:  # noqa: BLE001 - the constructor is solution code
+                    self.reply(self._exception(exc))
+                    return
+        self.reply({"status": "ready"})
+
+    def _exec_module(self) -> dict[str, Any] | None:
+        try:
+            exec(self.code, self.ns)  # noqa: S102 - the sandboxed solution
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                return {"status": "exit", "code": str(exc.code)[:200]}
+        except BaseException as exc:  # noqa: BLE001 - any failure of solution code is reported
+            return self._exception(exc)
+        return None
+
+    @staticmethod
+    def _exception(exc: BaseException) -> dict[str, Any]:
+        try:
+            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+        except BaseException:  # noqa: BLE001 - stderr may be closed or full
+            pass
+        return {"status": "exception", "exc": type(exc).__name__, "message": str(exc)[:500]}
+
+    def _streams(self, fds: list[int]) -> None:
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+            io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="surrogateescape")
+        sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8", errors="surrogateescape")
+        sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+            io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+            errors="backslashreplace", line_buffering=True)
+
+    def _finish_streams(self, stdout: Any, stderr: Any) -> None:
+        # what interpreter shutdown would do: wait for threads, run atexit, flush
+        main = threading.main_thread()
+        for t in threading.enumerate():
+            if t is not main and not t.daemon:
+                t.join()
+        try:
+            atexit._run_exitfuncs()
+        finally:
+            atexit._clear()
+        for stream in {id(s): s for s in (sys.stdout, sys.stderr, stdout, stderr)}.values():
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - closed or broken by the solution
+                pass
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
+
+    def run_test(self, header: dict[str, Any], data: bytes, fds: list[int]) -> None:
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            self.reply({"status": "protocol", "message": "expected three descriptors"})
+            return
+        self._streams(fds)
+        stdout, stderr = sys.stdout, sys.stderr
+        try:
+            answer, parts = self._execute(str(header.get("kind")), data)
+        except MemoryError:
+            answer, parts = {"status": "exception", "exc": "MemoryError", "message": "out of memory"}, []
+        except BaseException as exc:  # noqa: BLE001 - any failure of solution code is reported
+            answer, parts = self._exception(exc), []
+        self._finish_streams(stdout, stderr)
+        self.reply(answer, parts)
+
+    def _execute(self, kind: str, data: bytes) -> tuple[dict[str, Any], list[bytes]]:
+        # a separate frame so the solution's globals are freed before the reply is built
+        if kind == "stdin":
+            g = {"__name__": "__main__", "__builtins__": builtins, "__file__": "solution.py"}
+            try:
+                exec(self.code, g)  # noqa: S102 - the sandboxed solution
+            except SystemExit as exc:
+                if exc.code not in (None, 0):
+                    return {"status": "exit", "code": str(exc.code)[:200]}, []
+            return {"status": "ok"}, []
+        if kind == "call":
+            return self._call(data.decode("utf-8", "surrogateescape"))
+        if kind == "assert":
+            return self._assert(data.decode("utf-8", "surrogateescape")), []
+        return {"status": "protocol", "message": f"unknown test kind {kind!r}"}, []
+
+    def _call(self, text: str) -> tuple[dict[str, Any], list[bytes]]:
+        try:
+            positional, named = calls.parse_call_input(text)
+        except ValueError as exc:
+            return {"status": "bad_input", "message": str(exc)[:500]}, []
+        fn = calls.resolve_entry_point(self.ns, self.sol["fn_name"])
+        args, kwargs = calls.bind_arguments(fn, positional, named, self.ns)
+        try:
+            result = fn(*args, **kwargs)
+        except SystemExit as exc:
+            return {"status": "exit", "code": str(exc.code)[:200]}, []
+        try:
+            payload = calls.encode_result(result)
+        except (ValueError, RecursionError) as exc:
+            return {"status": "ok", "unencodable": str(exc)[:500]}, [b"null"]
+        return {"status": "ok"}, [payload]
+
+    def _assert(self, source: str) -> dict[str, Any]:
+        try:
+            test_code = compile(source, "test.py", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError) as exc:
+            return {"status": "bad_test", "message": str(exc)[:500]}
+        try:
+            exec(test_code, self.ns)  # noqa: S102 - the dataset's own test code
+        except AssertionError as exc:
+            return {"status": "assert_failed", "message": str(exc)[:500]}
+        return {"status": "ok"}
+
+    def serve(self) -> None:
+        self.prepare()
+        while True:
+            try:
+                header, blob, fds = proto.recv(self.sock, with_fds=True)
+            except proto.ProtocolError:
+                os._exit(0)
+            if header.get("op") == "test":
+                self.run_test(header, blob, fds)
+            else:
+                os._exit(0)
+
+
+def _runner_entry(sock: socket.socket, cfg: dict[str, Any], sol: dict[str, Any],
+                  prelude: dict[str, Any]) -> None:
+    code = 70
+    try:
+        runner = _Runner(sock, cfg, sol, prelude)
+        runner.setup()
+        runner.serve()
+        code = 0
+    except BaseException:  # noqa: BLE001 - the runner must never return into the worker's loop
+        try:
+            traceback.print_exc()
+        except BaseException:  # noqa: BLE001
+            pass
+    finally:
+        os._exit(code)
+
+
+# ============================================================================================ worker
+class _RunnerHandle:
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self.sock = sock
+        self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
+        self.status: int | None = None
+        self.rusage: Any = None
+
+    def poll_dead(self) -> bool:
+        if self.status is not None:
+            return True
+        try:
+            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            self.status = -1
+            return True
+        if pid == 0:
+            return False
+        self.status, self.rusage = status, rusage
+        return True
+
+    def wait_dead(self) -> None:
+        if self.status is None:
+            try:
+                _pid, self.status, self.rusage = os.wait4(self.pid, 0)
+            except ChildProcessError:
+                self.status = -1
+
+    def kill(self) -> None:
+        if self.status is None:
+            for target in (-self.pid, self.pid):
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except OSError:
+                    pass
+            self.wait_dead()
+
+    def close(self) -> None:
+        self.kill()
+        self.sock.close()
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+
+
+class Worker:
+    """The worker's request loop (trusted)."""
+
+    def __init__(self, ctl: socket.socket, cfg: dict[str, Any]) -> None:
+        self.ctl = ctl
+        self.cfg = cfg
+        self.root = cfg["root"]
+        self.in_pid_ns = cfg["mode"] == "bwrap"
+        self.sol: dict[str, Any] | None = None
+        self.runner: _RunnerHandle | None = None
+        self.counter = 0
+        for name in cfg.get("preimport", ()):
+            try:
+                __import__(name)
+            except Exception:  # noqa: BLE001 - an optional module that is not installed
+                pass
+        self.prelude = calls.build_prelude_namespace()
+
+    # ------------------------------------------------------------------------------ housekeeping
+    def _kill_strays(self, keep: int | None) -> None:
+        """Kill every process the solution left behind except the runner ``keep``."""
+        me = os.getpid()
+        for _round in range(50):
+            victims = [pid for pid in self._descendants() if pid not in (me, keep)]
+            if not victims:
+                return
+            for pid in victims:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            for pid in victims:
+                try:
+                    os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:
+                    pass
+            if _round:
+                time.sleep(0.002)
+
+    def _descendants(self) -> list[int]:
+        if self.in_pid_ns:  # everything in our pid namespace but us (pid 1)
+            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+        # rlimit fallback: we are a child subreaper, so orphans of the solution become our children
+        me = os.getpid()
+        try:
+            with open(f"/proc/{me}/task/{me}/children") as fh:
+                return [int(p) for p in fh.read().split()]
+        except OSError:
+            return []
+
+    def _kill_uid(self) -> None:
+        """Fallback mode only: kill everything owned by the runner's uid (escapes via setsid)."""
+        if self.in_pid_ns or not self.cfg.get("drop_uid"):
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresgid(self.cfg["gid"], self.cfg["gid"], self.cfg["gid"])
+                os.setresuid(self.cfg["uid"], self.cfg["uid"], self.cfg["uid"])
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
+    def _stop_runner(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+            self.runner = None
+        self._kill_uid()
+        self._kill_strays(None)
+
+    def _wipe(self) -> None:
+        for name in os.listdir(self.root):
+            path = os.path.join(self.root, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+    # ---------------------------------------------------------------------------------- runners
+    def _spawn(self) -> dict[str, Any]:
+        assert self.sol is not None
+        parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:
+            parent_sock.close()
+            _runner_entry(child_sock, self.cfg, self.sol, self.prelude)
+        child_sock.close()
+        self.runner = _RunnerHandle(pid, parent_sock)
+        limit = self.sol["limits"]["load_limit_s"]
+        outcome = self._await(limit, limit)
+        if outcome["reply"] is None or outcome["reply"].get("status") != "ready":
+            self._stop_runner()
+        return outcome
+
+    def _await(self, cpu_limit: float, wall_limit: float) -> dict[str, Any]:
+        """Wait for the runner's next reply under the limits. Returns ``{"reply", "blob", "cpu_s",
+        "wall_s", "killed" (None / "cpu" / "wall"), "dead" (bool)}``."""
+        runner = self.runner
+        assert runner is not None
+        start = time.monotonic()
+        cpu0 = _proc_cpu_s(runner.pid)
+        poller = select.poll()
+        poller.register(runner.sock.fileno(), select.POLLIN)
+        if runner.pidfd >= 0:
+            poller.register(runner.pidfd, select.POLLIN)
+        out: dict[str, Any] = {"reply": None, "blob": b"", "killed": None, "dead": False}
+        max_blob = 2 * self.sol["limits"]["output_limit"] + (1 << 20) if self.sol else proto.MAX_BLOB
+        while True:
+            now = time.monotonic()
+            cpu = _proc_cpu_s(runner.pid) - cpu0
+            if cpu > cpu_limit:
+                out["killed"] = "cpu"
+                break
+            if now - start > wall_limit:
+                out["killed"] = "wall"
+                break
+            step = min(wall_limit - (now - start), max(cpu_limit - cpu, 0.005)) + 0.002
+            if runner.pidfd < 0:
+                step = min(step, 0.01)
+            events = poller.poll(step * 1000)
+            if any(fd == runner.sock.fileno() for fd, _ in events):
+                try:
+                    out["reply"], out["blob"], _ = proto.recv(runner.sock, start + wall_limit + 0.05,
+                                                              max_blob=max_blob)
+                except proto.PeerTimeout:
+                    out["killed"] = "wall"
+                except proto.FrameTooLarge:
+                    out["killed"], out["oversize"] = "oversize", True
+                except proto.ProtocolError:
+                    out["dead"] = True
+                break
+            if events or (runner.pidfd < 0 and runner.poll_dead()):
+                out["dead"] = True
+                break
+        out["cpu_s"] = max(0.0, _proc_cpu_s(runner.pid) - cpu0)
+        out["wall_s"] = time.monotonic() - start
+        if out["killed"]:
+            runner.kill()
+            out["dead"] = True
+        elif out["dead"]:
+            runner.wait_dead()
+        if out["dead"]:
+            if runner.rusage is not None:
+                out["cpu_s"] = max(out["cpu_s"], runner.rusage.ru_utime + runner.rusage.ru_stime - cpu0)
+            out["status"] = runner.status
+            out["rss_kb"] = runner.rusage.ru_maxrss if runner.rusage is not None else 0
+        return out
+
+    def _death(self, outcome: dict[str, Any], call_like: bool) -> dict[str, Any]:
+        """Classify a runner that died or was killed (facts from the kernel, not from the solution)."""
+        limits = self.sol["limits"] if self.sol else {}
+        if outcome.get("oversize"):
+            return {"status": "OLE", "message": "result larger than the output limit"}
+        if outcome["killed"]:
+            return {"status": "TLE", "message": f"{outcome['killed']} time limit exceeded"}
+        status = outcome.get("status")
+        rss_mb = outcome.get("rss_kb", 0) / 1024
+        near_memory = rss_mb >= 0.9 * limits.get("memory_mb", 1 << 30)
+        if status is None or status < 0:
+            return {"status": "RE", "message": "the solution process vanished"}
+        if os.WIFSIGNALED(status):
+            sig = os.WTERMSIG(status)
+            if sig == signal.SIGXCPU:
+                return {"status": "TLE", "message": "cpu time limit exceeded"}
+            if sig == signal.SIGXFSZ:
+                return {"status": "OLE", "message": "output limit exceeded"}
+            if near_memory:
+                return {"status": "MLE", "message": f"killed by signal {sig} near the memory limit"}
+            return {"status": "RE", "message": f"killed by signal {signal.Signals(sig).name}"}
+        code = os.WEXITSTATUS(status)
+        if code == 0 and not call_like:
+            return {"status": "OK"}
+        if near_memory:
+            return {"status": "MLE", "message": f"exit code {code} near the memory limit"}
+        return {"status": "RE", "message": f"exit code {code}" + (" before returning" if code == 0 else "")}
+
+    # --------------------------------------------------------------------------------- requests
+    def op_load(self, header: dict[str, Any], code: bytes) -> None:
+        self._stop_runner()
+        self._wipe()
+        self.counter += 1
+        workdir = os.path.join(self.root, f"s{self.counter}")
+        os.mkdir(workdir, 0o700)
+        if self.cfg.get("drop_uid"):
+            os.chown(workdir, self.cfg["uid"], self.cfg["gid"])
+        self.sol = {"code": code, "mode": header["mode"], "fn_name": header.get("fn_name"),
+                    "limits": header["limits"], "workdir": workdir}
+        self.ctl_reply(self._load_reply(self._spawn()))
+
+    def _load_reply(self, outcome: dict[str, Any]) -> dict[str, Any]:
+        reply = outcome["reply"]
+        if reply is None:
+            death = self._death(outcome, call_like=True)
+            return {"status": death["status"], "message": "while loading: " + death.get("message", "")}
+        status = reply.get("status")
+        if status == "ready":
+            return {"status": "OK"}
+        if status == "compile_error":
+            return {"status": "CE", "message": str(reply.get("message", ""))[:2000]}
+        if status == "exception" and reply.get("exc") == "MemoryError":
+            return {"status": "MLE", "message": "out of memory while loading"}
+        if status in ("exception", "exit"):
+            return {"status": "RE", "message": f"{reply.get('exc', 'exit')}: {reply.get('message', '')}"[:2000]}
+        return {"status": "RE", "message": f"unexpected runner reply {status!r}"}
+
+    def op_run(self, header: dict[str, Any], data: bytes) -> None:
+        if self.sol is None:
+            self.ctl_reply({"status": "IE", "message": "run before load"})
+            return
+        restarted = False
+        if self.runner is not None and self.runner.poll_dead():
+            self._stop_runner()  # it died after its last reply (a thread called os._exit, ...)
+        if self.runner is None:
+            restarted = True
+            load = self._load_reply(self._spawn())
+            if load["status"] != "OK":
+                load["restarted"] = True
+                self.ctl_reply(load)
+                return
+        assert self.runner is not None
+        limits = self.sol["limits"]
+        kind = header.get("kind", "stdin")
+        fds = [os.memfd_create(name, os.MFD_CLOEXEC) for name in ("stdin", "stdout", "stderr")]
+        try:
+            if kind == "stdin" and data:
+                os.pwrite(fds[0], data, 0)
+            try:
+                proto.send(self.runner.sock, {"op": "test", "kind": kind}, [data] if kind != "stdin" else [],
+                           fds=fds)
+                outcome = self._await(limits["time_limit_s"], limits["wall_limit_s"])
+            except OSError:
+                self.runner.kill()
+                outcome = {"reply": None, "blob": b"", "killed": None, "dead": True, "cpu_s": 0.0,
+                           "wall_s": 0.0, "status": self.runner.status,
+                           "rss_kb": self.runner.rusage.ru_maxrss if self.runner.rusage else 0}
+            stdout = _read_fd(fds[1], limits["output_limit"] + 1)
+            err_size = os.fstat(fds[2]).st_size
+            stderr = os.pread(fds[2], _STDERR_TAIL, max(0, err_size - _STDERR_TAIL))
+        finally:
+            for fd in fds:
+                os.close(fd)
+        reply = self._test_reply(outcome, kind, limits, len(stdout))
+        if outcome["dead"]:
+            self._stop_runner()
+        else:
+            self._kill_strays(self.runner.pid)
+        reply.update(cpu_s=round(outcome["cpu_s"], 4), wall_s=round(outcome["wall_s"], 4),
+                     restarted=restarted)
+        result = outcome["blob"] if reply["status"] == "OK" and kind == "call" else b""
+        if reply["status"] == "OK" and kind == "call" and not result:
+            reply = {"status": "RE", "message": "the call returned nothing", **{
+                k: reply[k] for k in ("cpu_s", "wall_s", "restarted")}}
+        self.ctl_reply(reply, [stdout[:limits["output_limit"]], stderr, result])
+
+    def _test_reply(self, outcome: dict[str, Any], kind: str, limits: dict[str, Any],
+                    out_len: int) -> dict[str, Any]:
+        if out_len > limits["output_limit"] or len(outcome["blob"]) > limits["output_limit"] \
+                or outcome.get("oversize"):
+            return {"status": "OLE", "message": "output limit exceeded"}
+        if outcome["cpu_s"] > limits["time_limit_s"]:
+            return {"status": "TLE", "message": "cpu time limit exceeded"}
+        reply = outcome["reply"]
+        if reply is None:
+            return self._death(outcome, call_like=kind != "stdin")
+        status = reply.get("status")
+        if status == "ok":
+            extra = {"message": "result not serializable: " + reply["unencodable"]} \
+                if reply.get("unencodable") else {}
+            return {"status": "OK", **extra}
+        if status == "exception":
+            if reply.get("exc") == "MemoryError":
+                return {"status": "MLE", "message": "MemoryError"}
+            return {"status": "RE", "message": f"{reply.get('exc')}: {reply.get('message', '')}"[:2000]}
+        if status == "exit":
+            return {"status": "RE", "message": f"exit code {reply.get('code')}"}
+        if status == "assert_failed":
+            return {"status": "WA", "message": "assertion failed " + str(reply.get("message", ""))[:500]}
+        if status == "bad_input":
+            return {"status": "BAD_INPUT", "message": str(reply.get("message", ""))[:500]}
+        if status == "bad_test":
+            return {"status": "BAD_TEST", "message": str(reply.get("message", ""))[:500]}
+        return {"status": "RE", "message": f"unexpected runner reply {status!r}"}
+
+    def ctl_reply(self, header: dict[str, Any], parts: list[bytes] | tuple[bytes, ...] = ()) -> None:
+        proto.send(self.ctl, header, parts)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                header, blob, _ = proto.recv(self.ctl)
+            except proto.ProtocolError:
+                break
+            op = header.get("op")
+            if op == "load":
+                self.op_load(header, blob)
+            elif op == "run":
+                self.op_run(header, blob)
+            elif op == "unload":
+                self._stop_runner()
+                self._wipe()
+                self.sol = None
+                self.ctl_reply({"status": "OK"})
+            elif op == "ping":
+                self.ctl_reply({"status": "OK", "pid": os.getpid()})
+            else:
+                break
+        self._stop_runner()
+
+
+def main(argv: list[str]) -> int:
+    fd = int(argv[1])
+    ctl = socket.socket(fileno=fd)
+    stack = int(argv[2]) if len(argv) > 2 else 0
+    if stack and "--restacked" not in argv:
+        # the main thread's stack may only grow as far as RLIMIT_STACK allowed at exec time
+        soft, hard = resource.getrlimit(resource.RLIMIT_STACK)
+        want = stack if hard == resource.RLIM_INFINITY else min(stack, hard)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_STACK, (want, hard))
+            os.set_inheritable(fd, True)
+            os.execv(sys.executable, [sys.executable, "-I", "-B", *argv, "--restacked"])
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1):
+        os.dup2(devnull, target)
+    os.close(devnull)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _prctl(_PR_SET_DUMPABLE, 0)  # the solution (same uid in some modes) may not ptrace or read us
+    try:
+        header, _blob, _ = proto.recv(ctl)
+    except proto.ProtocolError:
+        return 1
+    cfg = header
+    if cfg.get("mode") != "bwrap":
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    worker = Worker(ctl, cfg)
+    proto.send(ctl, {"status": "OK", "pid": os.getpid(), "uid": os.getuid(),
+                     "drop_uid": bool(cfg.get("drop_uid")), "python": sys.version.split()[0]})
+    worker.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

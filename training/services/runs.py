@@ -1,0 +1,290 @@
+"""Run lifecycle: create (validate + resolve the config), start (enqueue on ``gpu``), execute (the
+Celery task's body: drive the core ``Trainer`` and persist what it reports), cancel.
+
+Status machine: ``queued -> running -> succeeded | failed | cancelled``; ``queued -> cancelled``.
+A run whose worker died stays ``running``; the redelivered task executes it again and the core
+resumes from the newest checkpoint (``on_resume`` drops the metrics recorded after it, so the
+re-run steps replace them: none is lost or duplicated).
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from training.checkpoint import MARKER, PREFIX, latest_checkpoint
+from training.config import ConfigError, GRPOConfig, config_from_dict
+from training.insights import check_config
+from training.models import TERMINAL_STATUSES, Checkpoint, RunStatus, TrainingRun
+from training.services.metrics import metrics_record, metrics_truncate_after, samples_record
+from webapp import realtime
+
+log = logging.getLogger(__name__)
+
+#: seconds between two database reads of ``cancel_requested`` while training
+CANCEL_POLL_S = 1.0
+#: the file a release is exported to inside the run's output directory
+DATASET_FILE = "dataset.jsonl"
+
+
+def run_output_dir(run_id: int) -> Path:
+    """Where a run's checkpoints and logs live: ``settings.RUNS_DIR/run-<id>``."""
+    return Path(settings.RUNS_DIR) / f"run-{int(run_id)}"
+
+
+def config_validate(config_dict: Mapping[str, Any]) -> tuple[GRPOConfig, list[dict[str, Any]]]:
+    """Build the core config and its insight warnings; raises ``ValidationError`` on an invalid config."""
+    try:
+        config = config_from_dict(dict(config_dict))
+    except (ConfigError, TypeError, ValueError) as exc:
+        raise ValidationError({"config": [str(exc)]}) from exc
+    warnings = [
+        {"field": w.field, "message": w.message, "insight_ids": list(w.insight_ids), "severity": w.severity}
+        for w in check_config(config)
+    ]
+    return config, warnings
+
+
+def _publish_status(run: TrainingRun, message: str = "") -> None:
+    realtime.publish_on_commit(
+        realtime.run_group(run.pk),
+        realtime.RUN_STATUS,
+        {"run_id": run.pk, "status": run.status, "message": message or run.error,
+         "cancel_requested": run.cancel_requested},
+    )
+
+
+@transaction.atomic
+def run_create(*, name: str, config_dict: Mapping[str, Any], release_id: int | None = None, user: Any = None) -> TrainingRun:
+    """Create a queued run with its fully resolved config (not started: see :func:`run_start`).
+
+    The run's ``output_dir`` is ``RUNS_DIR/run-<id>`` whatever the submitted config says (runs never
+    share a directory), and with a release the config's ``dataset.release`` points at the file the
+    release is exported to when the run starts. Without a release the config must name a dataset file.
+    Raises ``ValidationError`` (``{"config": [...]}``, ``{"release_id": [...]}``, ``{"name": [...]}``).
+    """
+    from curation.models import DatasetRelease
+
+    name = name.strip()
+    if not name:
+        raise ValidationError({"name": ["give the run a name"]})
+    release = None
+    if release_id is not None:
+        release = DatasetRelease.objects.filter(pk=release_id).first()
+        if release is None:
+            raise ValidationError({"release_id": [f"dataset release {release_id} does not exist"]})
+    config, _ = config_validate(config_dict)
+    if release is None and not config.dataset.release.strip():
+        raise ValidationError({"config": ["choose a dataset release, or set dataset.release to a JSONL file"]})
+    run = TrainingRun.objects.create(
+        name=name, config={}, release=release, created_by=user if getattr(user, "is_authenticated", False) else None
+    )
+    out = run_output_dir(run.pk)
+    changes: dict[str, Any] = {"output_dir": str(out)}
+    if release is not None:
+        changes["dataset.release"] = str(out / DATASET_FILE)
+    config = config.replace(**changes)
+    _, warnings = config_validate(config.to_dict())
+    run.config = config.to_dict()
+    run.warnings = warnings
+    run.output_dir = str(out)
+    run.save(update_fields=["config", "warnings", "output_dir"])
+    return run
+
+
+@transaction.atomic
+def run_start(*, run_id: int) -> TrainingRun:
+    """Enqueue ``training.tasks.train_run`` on the ``gpu`` queue once this transaction commits.
+
+    Only a queued run starts; the Celery task id is stored before the task can begin.
+    """
+    from training.tasks import train_run
+
+    run = TrainingRun.objects.select_for_update().get(pk=run_id)
+    if run.status != RunStatus.QUEUED:
+        raise ValidationError({"status": [f"only a queued run can start; run {run_id} is {run.status}"]})
+    task_id = str(uuid.uuid4())
+    run.celery_task_id = task_id
+    run.save(update_fields=["celery_task_id", "updated_at"])
+    transaction.on_commit(lambda: train_run.apply_async(args=[run_id], task_id=task_id, queue="gpu"))
+    _publish_status(run, "queued")
+    return run
+
+
+@transaction.atomic
+def run_cancel(*, run_id: int) -> TrainingRun:
+    """Ask a run to stop. A queued run is cancelled at once; a running one stops after its current step
+    (the trainer checkpoints it) and ends ``cancelled``. Cancelling a finished run changes nothing."""
+    run = TrainingRun.objects.select_for_update().get(pk=run_id)
+    if run.status in TERMINAL_STATUSES:
+        return run
+    run.cancel_requested = True
+    fields = ["cancel_requested", "updated_at"]
+    if run.status == RunStatus.QUEUED:
+        run.status = RunStatus.CANCELLED
+        run.finished_at = timezone.now()
+        fields += ["status", "finished_at"]
+    run.save(update_fields=fields)
+    _publish_status(run, "cancel requested" if run.status == RunStatus.RUNNING else "cancelled")
+    return run
+
+
+def checkpoints_sync(*, run_id: int, output_dir: str | Path) -> list[int]:
+    """Mirror the complete checkpoint directories on disk as ``Checkpoint`` rows (pruned ones vanish).
+
+    Returns the steps present. Reads the directory layout of ``training.checkpoint``.
+    """
+    root = Path(output_dir) / "checkpoints"
+    found: dict[int, str] = {}
+    if root.is_dir():
+        for p in root.glob(f"{PREFIX}*"):
+            if p.is_dir() and p.name[len(PREFIX):].isdigit() and (p / MARKER).is_file():
+                found[_checkpoint_step(p)] = str(p)
+    with transaction.atomic():
+        Checkpoint.objects.filter(run_id=run_id).exclude(step__in=list(found)).delete()
+        known = set(Checkpoint.objects.filter(run_id=run_id).values_list("step", flat=True))
+        Checkpoint.objects.bulk_create(
+            [Checkpoint(run_id=run_id, step=s, path=path) for s, path in sorted(found.items()) if s not in known]
+        )
+    return sorted(found)
+
+
+def _checkpoint_step(path: Path) -> int:
+    suffix = path.name[len(PREFIX):]
+    return int(suffix) if suffix.isdigit() else 0
+
+
+def _export_release(run: TrainingRun, path: Path) -> None:
+    """Write the run's dataset release as the JSONL file the core reads (``curation.export`` rows),
+    atomically: a reader never sees half a file."""
+    from curation.export import iter_jsonl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("wb") as fh:
+        for piece in iter_jsonl(run.release):
+            fh.write(piece)
+    tmp.replace(path)
+
+
+def _begin(run_id: int) -> TrainingRun | None:
+    """Move a queued (or redelivered running) run to running; None when it must not execute."""
+    with transaction.atomic():
+        run = TrainingRun.objects.select_for_update().get(pk=run_id)
+        if run.status in TERMINAL_STATUSES:
+            return None
+        if run.cancel_requested:
+            run.status = RunStatus.CANCELLED
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "finished_at", "updated_at"])
+            _publish_status(run, "cancelled before it started")
+            return None
+        resumed = run.status == RunStatus.RUNNING
+        run.status = RunStatus.RUNNING
+        run.node = socket.gethostname()
+        run.attempts += 1
+        run.started_at = run.started_at or timezone.now()
+        run.error = ""
+        run.save(update_fields=["status", "node", "attempts", "started_at", "error", "updated_at"])
+        _publish_status(run, f"restarted on {run.node} (attempt {run.attempts})" if resumed else f"running on {run.node}")
+        return run
+
+
+def _finish(run_id: int, status: str, error: str = "") -> TrainingRun:
+    with transaction.atomic():
+        run = TrainingRun.objects.select_for_update().get(pk=run_id)
+        run.status = status
+        run.error = error
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "error", "finished_at", "updated_at"])
+        _publish_status(run)
+        return run
+
+
+def _cancel_poller(run_id: int) -> Callable[[], bool]:
+    """``should_stop`` for the trainer: reads ``cancel_requested`` at most once per CANCEL_POLL_S."""
+    state = {"at": 0.0, "stop": False}
+
+    def should_stop() -> bool:
+        now = time.monotonic()
+        if not state["stop"] and now - state["at"] >= CANCEL_POLL_S:
+            state["at"] = now
+            state["stop"] = TrainingRun.objects.filter(pk=run_id, cancel_requested=True).exists()
+        return bool(state["stop"])
+
+    return should_stop
+
+
+def run_execute(*, run_id: int, trainer_factory: Callable[..., Any] | None = None) -> str:
+    """Execute a run to its end in this process (the body of ``train_run``); returns the final status.
+
+    Builds the core ``Trainer`` with sinks that store every step's metrics and samples (each its own
+    transaction, published after commit), a ``should_stop`` that polls ``cancel_requested`` and an
+    ``on_resume`` that forgets metrics after the resumed checkpoint. Exports the run's release first.
+    Checkpoint rows follow the checkpoint directories. A training error marks the run ``failed``
+    with the traceback (it is not re-raised: a retry would fail the same way). ``trainer_factory``
+    replaces ``training.trainer.Trainer`` (tests).
+    """
+    run = _begin(run_id)
+    if run is None:
+        return TrainingRun.objects.values_list("status", flat=True).get(pk=run_id)
+    if trainer_factory is None:
+        from training.trainer import Trainer
+
+        trainer_factory = Trainer
+    out = Path(run.output_dir or run_output_dir(run_id))
+
+    def on_metrics(step: int, metrics: dict[str, float]) -> None:
+        metrics_record(run_id=run_id, step=step, metrics=metrics)
+        checkpoints_sync(run_id=run_id, output_dir=out)
+
+    def on_samples(step: int, samples: list[dict[str, Any]]) -> None:
+        samples_record(run_id=run_id, step=step, samples=samples)
+
+    def on_resume(step: int) -> None:
+        metrics_truncate_after(run_id=run_id, step=step)
+
+    trainer = None
+    try:
+        config = config_from_dict(run.config)
+        if run.release_id is not None:
+            _export_release(run, Path(config.dataset.release))
+        # The trainer resumes from the newest checkpoint (or starts over): whatever an earlier attempt
+        # recorded after that step is about to be recomputed, so drop it now. on_resume repeats this
+        # with the step read from the checkpoint itself.
+        ckpt = latest_checkpoint(out) if config.resume else None
+        metrics_truncate_after(run_id=run_id, step=_checkpoint_step(ckpt) if ckpt is not None else 0)
+        trainer = trainer_factory(
+            config,
+            on_metrics=on_metrics,
+            on_samples=on_samples,
+            should_stop=_cancel_poller(run_id),
+            on_resume=on_resume,
+        )
+        result = trainer.train()
+    except Exception as exc:  # noqa: BLE001 - any training failure ends the run as failed, with the reason
+        log.exception("training run %s failed", run_id)
+        checkpoints_sync(run_id=run_id, output_dir=out)
+        detail = "".join(traceback.format_exception(exc))[-20_000:]
+        return _finish(run_id, RunStatus.FAILED, detail).status
+    finally:
+        close = getattr(trainer, "close", None)
+        if callable(close):
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - cleanup must not mask the outcome
+                log.exception("closing the trainer of run %s failed", run_id)
+    checkpoints_sync(run_id=run_id, output_dir=out)
+    status = RunStatus.CANCELLED if getattr(result, "stopped", False) else RunStatus.SUCCEEDED
+    return _finish(run_id, status).status
