@@ -58,7 +58,7 @@ class StandardPagination(PageNumberPagination):
 class ProblemFilter(django_filters.FilterSet):
     platform = django_filters.CharFilter(field_name="platform__name", help_text="Platform key, e.g. leetcode.")
     difficulty = django_filters.ChoiceFilter(
-        choices=[(d.value, d.label) for d in Difficulty if d.value] + [("unknown", "unknown")],
+        choices=[(value, label) for value, label in Difficulty.choices if value] + [("unknown", "unknown")],
         method="filter_difficulty",
     )
     stage = django_filters.ChoiceFilter(choices=Stage.choices)
@@ -143,7 +143,7 @@ class JSONLinesRenderer(BaseRenderer):
 
     media_type = "application/x-ndjson"
     format = "jsonl"
-    charset = "utf-8"
+    charset: str | None = "utf-8"
 
     def render(self, data: Any, accepted_media_type: str | None = None, renderer_context: Any = None) -> bytes:
         return JSONRenderer().render(data)

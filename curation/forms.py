@@ -11,7 +11,7 @@ from curation.models import Difficulty, IOMode, SourcePlatform, Stage
 from curation.selectors import ReleaseFilter
 from curation.services.uploads import AUTO
 
-_BUCKET_CHOICES = [(d.value, d.label) for d in Difficulty if d.value] + [("unknown", "unknown")]
+_BUCKET_CHOICES = [(value, label) for value, label in Difficulty.choices if value] + [("unknown", "unknown")]
 
 
 def _format_choices() -> list[tuple[str, str]]:

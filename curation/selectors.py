@@ -26,9 +26,9 @@ from curation.models import (
     TestCase,
 )
 
-_BUCKETS = {d.value for d in Difficulty}
-_STAGES = {s.value for s in Stage}
-_IO_MODES = {m.value for m in IOMode}
+_BUCKETS = set(Difficulty.values)
+_STAGES = set(Stage.values)
+_IO_MODES = set(IOMode.values)
 
 
 def tag_filter(tag: str) -> Q:

@@ -9,7 +9,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from curation.forms import ImportForm, ProblemFilterForm, ReleaseCreateForm
 from curation.models import ImportBatch, Problem, ReleaseItem
-from curation.selectors import import_batch_list, problem_detail, problem_list, problem_sample_tests, release_list
+from curation.selectors import (
+    import_batch_list,
+    problem_detail,
+    problem_list,
+    problem_sample_tests,
+    release_list,
+)
 from curation.services import UploadError, import_batch_create, release_create
 from webapp.roles import CURATOR, VIEWER, role_required
 

@@ -273,6 +273,8 @@ class _Runner:
             result = fn(*args, **kwargs)
         except SystemExit as exc:
             return {"status": "exit", "code": str(exc.code)[:200]}, []
+        if result is None and calls.returns_node(fn, self.ns):
+            result = []  # LeetCode serializes an empty list / tree as []
         try:
             payload = calls.encode_result(result)
         except (ValueError, RecursionError) as exc:
@@ -646,7 +648,7 @@ class Worker:
         if status == "exit":
             return {"status": "RE", "message": f"exit code {reply.get('code')}"}
         if status == "assert_failed":
-            return {"status": "WA", "message": "assertion failed " + str(reply.get("message", ""))[:500]}
+            return {"status": "WA", "message": ("assertion failed " + str(reply.get("message", ""))[:500]).strip()}
         if status == "bad_input":
             return {"status": "BAD_INPUT", "message": str(reply.get("message", ""))[:500]}
         if status == "bad_test":

@@ -376,10 +376,23 @@ def bind_arguments(fn: Callable[..., Any], positional: list[Any], named: dict[st
                 and set(positional[0]) == set(names)):
             positional, kw = [], dict(positional[0])
     by_name = {p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty}
-    args = [_convert(_node_kind(by_name.get(names[i]) if i < len(names) else None, v, ns), v, ns)
+    args = [_convert(_node_kind(by_name.get(names[i]) if i < len(names) else None, ns), v, ns)
             for i, v in enumerate(positional)]
-    kwargs = {k: _convert(_node_kind(by_name.get(k), v, ns), v, ns) for k, v in kw.items()}
+    kwargs = {k: _convert(_node_kind(by_name.get(k), ns), v, ns) for k, v in kw.items()}
     return args, kwargs
+
+
+def returns_node(fn: Callable[..., Any], ns: dict[str, Any]) -> bool:
+    """Whether ``fn`` is annotated to return a ListNode / TreeNode (then None means the empty list)."""
+    import inspect
+
+    try:
+        annotation = inspect.signature(fn).return_annotation
+    except (TypeError, ValueError):
+        return False
+    if annotation is inspect.Signature.empty:
+        return False
+    return _node_kind(annotation, ns) in ("list", "tree")
 
 
 # --------------------------------------------------------------------------------- result transfer

@@ -95,15 +95,13 @@ def _drf_error(exc: DjangoValidationError) -> ValidationError:
     return ValidationError(exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages})
 
 
-WarningSerializer = inline_serializer(
-    "ConfigWarning",
-    {
-        "field": serializers.CharField(),
-        "message": serializers.CharField(),
-        "insight_ids": serializers.ListField(child=serializers.CharField()),
-        "severity": serializers.CharField(),
-    },
-)
+class WarningSerializer(serializers.Serializer):
+    """A ``check_config`` warning: the field, why, and the insight ids behind it."""
+
+    field = serializers.CharField()
+    message = serializers.CharField()
+    insight_ids = serializers.ListField(child=serializers.CharField())
+    severity = serializers.CharField()
 
 
 class RunListCreate(generics.ListCreateAPIView):
@@ -241,20 +239,18 @@ class RunMetrics(APIView):
         return Response({"run_id": pk, "last_step": run.last_step, "max_points": clamped, "series": series})
 
 
-SampleSerializer = inline_serializer(
-    "RunSample",
-    {
-        "index": serializers.IntegerField(),
-        "prompt": serializers.CharField(),
-        "completion": serializers.CharField(),
-        "reward": serializers.FloatField(allow_null=True),
-        "verdict": serializers.CharField(),
-        "length": serializers.IntegerField(),
-        "truncated": serializers.BooleanField(),
-        "masked": serializers.BooleanField(),
-        "extra": serializers.DictField(required=False),
-    },
-)
+class SampleSerializer(serializers.Serializer):
+    """One row of a step's sample table (``extra``: other fields the trainer reported)."""
+
+    index = serializers.IntegerField()
+    prompt = serializers.CharField()
+    completion = serializers.CharField()
+    reward = serializers.FloatField(allow_null=True)
+    verdict = serializers.CharField()
+    length = serializers.IntegerField()
+    truncated = serializers.BooleanField()
+    masked = serializers.BooleanField()
+    extra = serializers.DictField(required=False)
 
 
 class RunSamples(APIView):

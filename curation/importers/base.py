@@ -16,7 +16,6 @@ import gzip
 import io
 import json
 import re
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -117,6 +116,11 @@ def iter_raw_rows(path: Path) -> Iterator[RawRow]:
     A line that is not a JSON object yields ``(row, RowError)`` instead, and reading continues.
     JSONL is read line by line; Parquet batch by batch; a ``.json`` file is parsed once as a whole
     (the format has no streaming boundary), unless it turns out to hold one object per line.
+
+    Failures that leave the rest of the input unreadable are not row errors and raise: a missing
+    file (``OSError``), a corrupt or truncated gzip (``OSError``/``EOFError``), a ``.json`` document
+    that does not parse (``ValueError``), a corrupt Parquet file (pyarrow's errors). The import
+    service reports those by failing the batch.
     """
     suffix = _base_suffix(path)
     if suffix == ".parquet":
@@ -128,26 +132,21 @@ def iter_raw_rows(path: Path) -> Iterator[RawRow]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[RawRow]:
-    lineno = 0
-    try:
-        with open_text(path) as fh:
-            for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    reason = f"invalid JSON at line {lineno}: {exc.msg} (column {exc.colno})"
-                    yield lineno, RowError(lineno, reason)
-                    continue
-                if not isinstance(obj, dict):
-                    reason = f"line {lineno} is a JSON {type(obj).__name__}, not an object"
-                    yield lineno, RowError(lineno, reason)
-                    continue
-                yield lineno, obj
-    except (OSError, EOFError, zlib.error) as exc:
-        # A truncated or corrupt .gz cannot be read past this point; say so instead of crashing.
-        yield lineno + 1, RowError(lineno + 1, f"file unreadable after line {lineno}: {exc}")
+    with open_text(path) as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                reason = f"invalid JSON at line {lineno}: {exc.msg} (column {exc.colno})"
+                yield lineno, RowError(lineno, reason)
+                continue
+            if not isinstance(obj, dict):
+                reason = f"line {lineno} is a JSON {type(obj).__name__}, not an object"
+                yield lineno, RowError(lineno, reason)
+                continue
+            yield lineno, obj
 
 
 def _iter_json_document(path: Path) -> Iterator[RawRow]:
@@ -159,12 +158,8 @@ def _iter_json_document(path: Path) -> Iterator[RawRow]:
         # Many ".json" dumps are really JSON Lines; fall back to reading them as such.
         if text.lstrip().startswith("{") and "\n" in text.strip():
             yield from _iter_jsonl(path)
-        else:
-            yield (
-                1,
-                RowError(1, f"invalid JSON document at line {exc.lineno}: {exc.msg} (column {exc.colno})"),
-            )
-        return
+            return
+        raise ValueError(f"{path.name} is not a valid JSON document: {exc.msg} at line {exc.lineno}") from exc
     items = doc if isinstance(doc, list) else [doc]
     for index, obj in enumerate(items, start=1):
         if isinstance(obj, dict):
@@ -177,13 +172,10 @@ def _iter_parquet(path: Path) -> Iterator[RawRow]:
     import pyarrow.parquet as pq  # lazy: only Parquet inputs pay for the import
 
     index = 0
-    try:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=256):
-            for obj in batch.to_pylist():
-                index += 1
-                yield index, obj
-    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowIOError derive from these
-        yield index + 1, RowError(index + 1, f"unreadable Parquet data after row {index}: {exc}")
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=256):
+        for obj in batch.to_pylist():
+            index += 1
+            yield index, obj
 
 
 def first_raw_row(path: Path) -> dict[str, Any] | None:
@@ -194,9 +186,7 @@ def first_raw_row(path: Path) -> dict[str, Any] | None:
         for _, obj in iter_raw_rows(path):
             if isinstance(obj, dict):
                 return obj
-    except (OSError, ValueError, EOFError):  # a corrupt gzip/parquet/json is "not this format"
-        return None
-    except Exception:  # noqa: BLE001 - pyarrow raises its own hierarchy; sniffing must never crash
+    except Exception:  # noqa: BLE001 - corrupt gzip/JSON/Parquet (pyarrow has its own errors) = "not this format"
         return None
     return None
 

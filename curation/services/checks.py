@@ -42,11 +42,11 @@ def derive_stage(*, normalized: bool, duplicate: bool, outcomes: list[Outcome] |
     linked as a duplicate -> ``duplicate``; normalized but unchecked -> ``normalized``; otherwise what
     its hard constraints say (``stage_from_outcomes``)."""
     if not normalized:
-        return Stage.IMPORTED
+        return str(Stage.IMPORTED)
     if duplicate:
-        return Stage.DUPLICATE
+        return str(Stage.DUPLICATE)
     if outcomes is None:
-        return Stage.NORMALIZED
+        return str(Stage.NORMALIZED)
     return stage_from_outcomes(outcomes)
 
 

@@ -14,21 +14,21 @@ def problem_judge_case(problem: Problem | int, code: str, *, max_tests: int | No
     "checker"}``; ``id`` is the problem's primary key as a string. ``max_tests`` keeps only the first
     N tests (training passes ``problem.train_test_limit``; verifying a reference solution uses all).
     """
-    if not isinstance(problem, Problem):
-        problem = Problem.objects.only(
-            "id", "io_mode", "fn_name", "time_limit_s", "memory_mb", "checker"
-        ).get(pk=problem)
-    rows = TestCase.objects.filter(problem_id=problem.pk).order_by("order").values_list("input_z", "output_z")
+    if isinstance(problem, Problem):
+        p = problem
+    else:
+        p = Problem.objects.only("id", "io_mode", "fn_name", "time_limit_s", "memory_mb", "checker").get(pk=problem)
+    rows = TestCase.objects.filter(problem_id=p.pk).order_by("order").values_list("input_z", "output_z")
     if max_tests is not None:
         rows = rows[: max(0, max_tests)]
     tests = [{"input": decompress_text(i), "output": decompress_text(o)} for i, o in rows]
     return {
-        "id": str(problem.pk),
-        "mode": problem.io_mode,
+        "id": str(p.pk),
+        "mode": p.io_mode,
         "code": code,
         "tests": tests,
-        "fn_name": problem.fn_name,
-        "time_limit_s": problem.time_limit_s,
-        "memory_mb": problem.memory_mb,
-        "checker": dict(problem.checker or {"kind": "lenient"}),
+        "fn_name": p.fn_name,
+        "time_limit_s": p.time_limit_s,
+        "memory_mb": p.memory_mb,
+        "checker": dict(p.checker or {"kind": "lenient"}),
     }

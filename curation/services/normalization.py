@@ -136,7 +136,7 @@ def _find_links(targets: set[int], threshold: float) -> list[_Desired]:
         for dup in members[1:]:
             exact_dups.add(dup)
             desired[(dup, original)] = _Desired(
-                dup, original, DuplicateKind.EXACT, 1.0,
+                dup, original, str(DuplicateKind.EXACT), 1.0,
                 _explain(prints[dup], prints[original], info[original], threshold),
             )
 
@@ -158,7 +158,7 @@ def _find_links(targets: set[int], threshold: float) -> list[_Desired]:
                 continue
             if (later, earlier) not in desired:
                 desired[(later, earlier)] = _Desired(
-                    later, earlier, DuplicateKind.NEAR, j,
+                    later, earlier, str(DuplicateKind.NEAR), j,
                     _explain(prints[later], prints[earlier], info[earlier], threshold),
                 )
     return list(desired.values())

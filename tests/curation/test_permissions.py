@@ -25,14 +25,14 @@ def world(import_records: Any) -> dict[str, int]:
     return {"problem": Problem.objects.get().pk, "release": release.pk, "batch": batch.pk}
 
 
-READ_PAGES = [
+READ_PAGES: list[tuple[str, str | None]] = [
     ("curation:problem-list", None),
     ("curation:problem-detail", "problem"),
     ("curation:import-detail", "batch"),
     ("curation:release-list", None),
     ("curation:release-detail", "release"),
 ]
-CURATOR_PAGES = [("curation:import", None), ("curation:release-create", None)]
+CURATOR_PAGES: list[tuple[str, str | None]] = [("curation:import", None), ("curation:release-create", None)]
 READ_ENDPOINTS = [
     "/api/problems/", "/api/problems/{problem}/", "/api/releases/", "/api/releases/{release}/",
     "/api/releases/{release}/export?format=jsonl", "/api/imports/", "/api/imports/{batch}/",

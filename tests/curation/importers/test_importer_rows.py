@@ -6,8 +6,10 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
 from importer_testing import FIXTURES, parse_all
 
+from curation.importers import get_importer
 from curation.importers.base import RowError, check_record, iter_raw_rows, mark_statement_samples
 from curation.records import ProblemRecord, TestRecord
 
@@ -116,25 +118,23 @@ def test_statement_samples_are_only_the_leading_or_trailing_matching_run() -> No
     assert mark_statement_samples(statement, inputs) == [True, False, False, False, True]
 
 
-def test_a_truncated_gzip_ends_with_a_row_error_after_the_rows_it_could_read(tmp_path: Path) -> None:
+def test_a_truncated_gzip_raises_after_the_rows_it_could_read(tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl.gz"
     blob = gzip.compress(("\n".join(_lcd_rows() * 50) + "\n").encode())
     path.write_bytes(blob[: len(blob) // 2])
-    rows = parse_all("leetcodedataset", path)
-    assert rows[0].record is not None
-    last = rows[-1].error
-    assert last is not None and last.reason.startswith(f"file unreadable after line {last.row - 1}")
+    rows = get_importer("leetcodedataset").parse(path)
+    assert next(rows).record is not None
+    with pytest.raises(EOFError):
+        list(rows)
 
 
-def test_a_broken_json_document_is_one_row_error_not_a_crash(tmp_path: Path) -> None:
+def test_a_missing_file_raises_instead_of_yielding_rows(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        parse_all("microcoder", tmp_path / "missing.jsonl")
+
+
+def test_a_broken_json_document_raises_naming_the_file(tmp_path: Path) -> None:
     path = tmp_path / "apps.json"
     path.write_text('[{"question": "x",')
-    (row,) = parse_all("apps", path)
-    assert row.error is not None and row.error.reason.startswith("invalid JSON document at line 1")
-
-
-def test_a_corrupt_parquet_file_is_one_row_error_not_a_crash(tmp_path: Path) -> None:
-    path = tmp_path / "cc.parquet"
-    path.write_bytes(b"PAR1 this is not parquet PAR1")
-    (row,) = parse_all("codecontests", path)
-    assert row.error is not None and row.error.reason.startswith("unreadable Parquet data after row 0")
+    with pytest.raises(ValueError, match="apps.json is not a valid JSON document"):
+        parse_all("apps", path)

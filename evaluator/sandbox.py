@@ -1,0 +1,457 @@
+"""Run untrusted programs: sandboxed, resource-limited, killable workers.
+
+Design (measured on the 2-core dev box, see ``bench/evaluator.py``): starting ``bwrap`` + ``python`` costs
+20-40 ms and a ``fork`` of a warm interpreter about 1.4 ms, while running a test in an existing process
+costs about 0.06 ms. So the judge keeps one long-lived **worker** per pool slot inside bubblewrap; per
+solution the worker forks a **runner** that drops privileges, applies rlimits and compiles the code
+once; the runner then executes the tests it is sent one at a time (a stdin program is re-executed in
+fresh globals per test, a call-mode function is called on a fresh ``Solution()``), with the test's input
+on fd 0 and fresh memfds on fds 1 and 2 (``input()``, ``sys.stdin.buffer``, ``open(0)``,
+``sys.stdout.buffer.write`` and ``os.write(1, ...)`` all work). Every test ends with a cleanup that kills
+any process the solution left behind; a runner that crashed, exited or hit a limit is replaced by a
+fresh fork for the next test. This is LeetCode's and LiveCodeBench's model (tests of one solution share
+a process) made safe: tests never see expected outputs, which stay in the judge process.
+
+What the sandbox does, with bubblewrap (``"sandbox": "bwrap"`` in verdicts):
+
+- new pid, network, ipc, uts and cgroup namespaces: no network at all (only a downed loopback), no
+  view of or signals to host processes; the worker is pid 1 of its namespace, so the solution cannot
+  kill it (the kernel drops signals to a namespace init that has no handler);
+- a private root: read-only binds of ``/usr`` (and the ``/bin``, ``/lib*`` links), the Python
+  installation and virtualenv, and the three judge modules; a fresh ``/proc`` and minimal ``/dev``; a
+  size-capped tmpfs ``/tmp`` holding a per-solution working directory that is wiped after each
+  solution. The project directory, its settings, ``/etc``, ``/home`` and ``/root`` are not visible;
+- ``--clearenv`` with a handful of fixed variables: secrets in the judge's environment are not visible;
+- ``--die-with-parent`` and ``--new-session`` (no terminal injection);
+- when the judge runs as root, bwrap keeps the real root only for the worker, with just the capabilities
+  it needs (setuid/setgid/kill/chown/dac_override/fowner); every runner switches to a per-slot unused
+  uid with no capabilities, so it cannot signal, ptrace or read the worker and RLIMIT_NPROC counts only
+  its own processes. As a normal user bwrap uses a user namespace (``--unshare-all``) instead.
+
+Always (also in the fallback): ``RLIMIT_CPU`` (per-solution backstop), ``RLIMIT_AS`` (``memory_mb`` on
+top of the interpreter), ``RLIMIT_FSIZE`` (output cap: stdout and stderr are memfds, so a larger output
+fails and is reported as output limit exceeded), ``RLIMIT_NPROC``, ``RLIMIT_NOFILE``, no core dumps; a
+per-test CPU limit from kernel accounting and a wall-clock limit, after which the runner's whole process
+group and every stray process is SIGKILLed; ``oom_score_adj=1000`` for the runner. Judges' conventions
+are applied: ``sys.set_int_max_str_digits(0)``, a high recursion limit, a large main-thread stack and a
+larger default thread stack.
+
+**What it does NOT protect against** (read before exposing the judge to the internet):
+
+- kernel exploits: there is no seccomp filter, so the whole syscall surface is reachable (a solution can
+  even create its own user namespaces); bubblewrap is not a VM;
+- CPU and memory *contention*: there are no cgroups; a solution can slow its neighbours (timing noise)
+  and memfds/tmpfs count against host memory (bounded by the output cap and the tmpfs size);
+- reading anything inside the bound system directories and the virtualenv (world-readable system files);
+- side channels between tests of one solution (they share a process by design) and, because a worker is
+  reused, timing side channels between solutions;
+- assert-style tests: their code runs next to the solution and can be subverted by it;
+- **the rlimit fallback** (``"sandbox": "rlimit"``, logged as a warning): no namespaces at all. The
+  solution can read every file its uid can read (including the project's settings when they are
+  world-readable), open network connections and see other processes. When the judge is root the runner
+  still drops to an unused uid (when the Python installation is world-readable) so it cannot write the
+  project, signal the worker or exceed its process limit, and strays are killed by uid; as a normal user
+  the runner keeps the judge's uid and escaped double-forked processes are only caught as orphans.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import _protocol as proto
+
+logger = logging.getLogger("evaluator.sandbox")
+
+_HERE = Path(__file__).resolve().parent
+_JUDGE_FILES = ("_worker.py", "_protocol.py", "calls.py")
+_ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+_SANDBOX_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "HOME": "/tmp",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+DEFAULT_PREIMPORT = (
+    "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal", "enum",
+    "fractions", "functools", "heapq", "inspect", "io", "itertools", "json", "math", "numbers", "operator",
+    "os", "queue", "random", "re", "statistics", "string", "struct", "sys", "threading", "time", "typing",
+    "sortedcontainers",
+)
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be started or a worker stopped answering: an infrastructure error."""
+
+
+class WorkerDied(SandboxError):
+    """The worker process exited or closed its socket."""
+
+
+class WorkerHung(SandboxError):
+    """The worker did not answer within its deadline and was killed (the watchdog)."""
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """How workers are started. ``from_env()`` reads ``MICROCODER_SANDBOX`` / ``MICROCODER_BWRAP``."""
+
+    mode: str = field(default="auto", metadata={"help": "'auto' (bwrap when it works, else rlimit with a "
+                                                "warning), 'bwrap' (fail instead of falling back) or 'rlimit'."})
+    bwrap: str = field(default="bwrap", metadata={"help": "bubblewrap executable (name on PATH or path)."})
+    python: str = field(default=sys.executable, metadata={"help": "Interpreter that runs the solutions; "
+                                                          "its installation and virtualenv are bound read-only."})
+    tmpfs_mb: int = field(default=512, metadata={"help": "Size of the sandbox's private /tmp (bwrap only)."})
+    uid_base: int = field(default=1_900_000_000, metadata={"help": "When the judge runs as root, runners "
+                                                           "use unused uids from here (one per slot)."})
+    recursion_limit: int = field(default=1_000_000, metadata={"help": "sys.setrecursionlimit in solutions."})
+    stack_mb: int = field(default=1024, metadata={"help": "Main-thread stack limit (RLIMIT_STACK)."})
+    thread_stack_mb: int = field(default=64, metadata={"help": "threading.stack_size for new threads."})
+    preimport: tuple[str, ...] = field(default=DEFAULT_PREIMPORT, metadata={
+        "help": "Modules imported once in the worker so solutions get them for free (missing ones skipped)."})
+    extra_ro_binds: tuple[str, ...] = field(default=(), metadata={
+        "help": "More host paths bound read-only at the same place (bwrap only)."})
+    start_timeout_s: float = field(default=30.0, metadata={"help": "Deadline for a worker to start."})
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("auto", "bwrap", "rlimit"):
+            raise ValueError(f"sandbox mode {self.mode!r}: use 'auto', 'bwrap' or 'rlimit'")
+        for name in ("tmpfs_mb", "stack_mb", "thread_stack_mb", "recursion_limit"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.recursion_limit < 1000:
+            raise ValueError("recursion_limit below Python's default 1000 would break ordinary programs")
+
+    @classmethod
+    def from_env(cls) -> SandboxConfig:
+        return cls(mode=os.environ.get("MICROCODER_SANDBOX", "auto") or "auto",
+                   bwrap=os.environ.get("MICROCODER_BWRAP", "bwrap") or "bwrap")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-solution limits sent to the worker (all enforced inside the sandbox)."""
+
+    time_limit_s: float = field(default=2.0, metadata={"help": "CPU seconds per test."})
+    wall_limit_s: float = field(default=4.5, metadata={"help": "Wall seconds per test."})
+    memory_mb: int = field(default=1024, metadata={"help": "Address space on top of the interpreter's."})
+    output_limit: int = field(default=32 << 20, metadata={"help": "Bytes of stdout (and of a call result)."})
+    nproc: int = field(default=64, metadata={"help": "Processes + threads the solution may hold."})
+    nofile: int = field(default=256, metadata={"help": "Open file descriptors."})
+    load_limit_s: float = field(default=10.0, metadata={"help": "Compile + module execution (call mode)."})
+    cpu_budget_s: float = field(default=120.0, metadata={"help": "RLIMIT_CPU backstop for one runner."})
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------- detection
+_detect_lock = threading.Lock()
+_bwrap_state: dict[str, tuple[bool, str]] = {}
+_warned: set[str] = set()
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _namespace_flags(root: bool, disable_userns: bool) -> list[str]:
+    if root:
+        flags = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                 "--cap-drop", "ALL"]
+        for cap in _ROOT_CAPS:
+            flags += ["--cap-add", cap]
+        return flags
+    flags = ["--unshare-all", "--unshare-user"]
+    return flags + (["--disable-userns"] if disable_userns else [])
+
+
+def bwrap_status(config: SandboxConfig) -> tuple[bool, str]:
+    """Whether bubblewrap works here with our flags, and why not. Checked once per executable."""
+    with _detect_lock:
+        if config.bwrap in _bwrap_state:
+            return _bwrap_state[config.bwrap]
+        exe = shutil.which(config.bwrap)
+        if exe is None:
+            state = (False, f"{config.bwrap!r} not found (install the Debian package 'bubblewrap')")
+        else:
+            state = (False, "")
+            for disable in (True, False):
+                cmd = [exe, "--die-with-parent", *_namespace_flags(_is_root(), disable), "--ro-bind", "/", "/",
+                       "true"]
+                try:
+                    proc = subprocess.run(cmd, capture_output=True, timeout=20, check=False)
+                except (OSError, subprocess.TimeoutExpired) as exc:
+                    state = (False, f"bwrap did not run: {exc}")
+                    break
+                if proc.returncode == 0:
+                    state = (True, "" if disable else "no-disable-userns")
+                    break
+                reason = proc.stderr.decode(errors="replace").strip() or f"exit {proc.returncode}"
+                state = (False, f"bwrap failed: {reason} (user namespaces unavailable?)")
+        _bwrap_state[config.bwrap] = state
+        return state
+
+
+def _mark_bwrap_broken(config: SandboxConfig, reason: str) -> None:
+    with _detect_lock:
+        _bwrap_state[config.bwrap] = (False, reason)
+
+
+def warn_fallback(reason: str) -> None:
+    """Log, once per reason, that judging runs without namespaces."""
+    if reason not in _warned:
+        _warned.add(reason)
+        logger.warning("SANDBOX DEGRADED: bubblewrap unavailable (%s); judging with rlimits only. Solutions "
+                       "can read the file system, use the network and see other processes.", reason)
+
+
+def _world_accessible(path: Path) -> bool:
+    """True when an unrelated uid can reach and read ``path`` (every ancestor searchable)."""
+    try:
+        real = path.resolve()
+        st = real.stat()
+        if not st.st_mode & (stat.S_IROTH | (stat.S_IXOTH if real.is_dir() else 0)):
+            return False
+        for parent in real.parents:
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return False
+    except OSError:
+        return False
+    return True
+
+
+def _python_roots(python: str) -> list[str]:
+    """Directories that make up the interpreter (installation, virtualenv) outside /usr."""
+    roots: set[str] = set()
+    abs_python = os.path.abspath(python)
+    venv = os.path.dirname(os.path.dirname(abs_python))
+    if os.path.exists(os.path.join(venv, "pyvenv.cfg")):
+        roots.add(venv)
+    roots.add(os.path.dirname(os.path.dirname(os.path.realpath(abs_python))))
+    if os.path.realpath(abs_python) == os.path.realpath(sys.executable):
+        roots.update({sys.prefix, sys.base_prefix, sys.exec_prefix})
+    keep = []
+    for root in sorted(roots):
+        real = os.path.realpath(root)
+        if real in ("/", "/usr") or real.startswith("/usr/"):
+            continue
+        keep.append(root)
+    return keep
+
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    if os.path.exists("/etc/ld.so.cache"):
+        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
+    return args
+
+
+def _parents(path: str, made: set[str]) -> list[str]:
+    """bwrap options creating the ancestors of ``path`` world-searchable (bwrap's default is 0700,
+    which would hide e.g. /root/.pyenv from a runner that switched uid)."""
+    args: list[str] = []
+    parts = Path(path).parts[1:-1]
+    for i in range(len(parts)):
+        parent = "/" + "/".join(parts[:i + 1])
+        if parent not in made and parent not in ("/usr", "/tmp", "/proc", "/dev"):
+            made.add(parent)
+            args += ["--perms", "0755", "--dir", parent]
+    return args
+
+
+# ------------------------------------------------------------------------------------------ worker
+class WorkerProcess:
+    """One sandboxed worker (see the module docstring). Not thread-safe: one driver thread at a time.
+
+    The driver thread must stay alive while the worker runs: ``--die-with-parent`` ties the worker's
+    life to the thread that started it.
+    """
+
+    def __init__(self, config: SandboxConfig, slot: int = 0) -> None:
+        self.config = config
+        self.slot = slot
+        self.sandbox = "none"
+        self.degraded_reason = ""
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.sock: socket.socket | None = None
+        self._stderr: Any = None
+        self._fallback_root: str | None = None
+
+    # ------------------------------------------------------------------------------- lifecycle
+    def start(self) -> None:
+        """Start the worker (bwrap when possible). Raises SandboxError."""
+        mode = self.config.mode
+        if mode in ("auto", "bwrap"):
+            ok, note = bwrap_status(self.config)
+            if ok:
+                try:
+                    self._start_bwrap(disable_userns=note != "no-disable-userns")
+                    return
+                except SandboxError as exc:
+                    if mode == "bwrap":
+                        raise
+                    _mark_bwrap_broken(self.config, str(exc))
+                    note = str(exc)
+            elif mode == "bwrap":
+                raise SandboxError(f"sandbox mode 'bwrap' requested but {note}")
+            self.degraded_reason = note
+            warn_fallback(note)
+        self._start_rlimit()
+
+    def _uid(self) -> int:
+        return self.config.uid_base + (os.getpid() % 10_000) * 64 + self.slot % 64
+
+    def _init_config(self, mode: str, root: str, drop_uid: bool) -> dict[str, Any]:
+        return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "uid": self._uid(),
+                "gid": self._uid(), "recursion_limit": self.config.recursion_limit,
+                "thread_stack_mb": self.config.thread_stack_mb, "preimport": list(self.config.preimport)}
+
+    def _start_bwrap(self, disable_userns: bool) -> None:
+        root = _is_root()
+        exe = shutil.which(self.config.bwrap) or self.config.bwrap
+        args = [exe, "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
+                *_namespace_flags(root, disable_userns), *_system_binds()]
+        made: set[str] = set()
+        for path in (*_python_roots(self.config.python), *self.config.extra_ro_binds):
+            args += _parents(path, made) + ["--ro-bind", path, path]
+        args += _parents("/judge/x", made)
+        for name in _JUDGE_FILES:
+            args += ["--ro-bind", str(_HERE / name), f"/judge/{name}"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.config.tmpfs_mb << 20),
+                 "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        for key, value in _SANDBOX_ENV.items():
+            args += ["--setenv", key, value]
+        self._spawn(args + [self.config.python, "-I", "-B", "/judge/_worker.py"], env={}, cwd="/",
+                    init=self._init_config("bwrap", "/tmp", drop_uid=root))
+        self.sandbox = "bwrap"
+
+    def _start_rlimit(self) -> None:
+        root = _is_root()
+        self._fallback_root = tempfile.mkdtemp(prefix="microcoder-judge-")
+        drop = root and all(_world_accessible(Path(p)) for p in (
+            os.path.realpath(self.config.python), os.path.dirname(os.__file__), _HERE / "_worker.py",
+            _HERE / "calls.py", _HERE / "_protocol.py"))
+        os.chmod(self._fallback_root, 0o711 if drop else 0o700)
+        env = dict(_SANDBOX_ENV, HOME=self._fallback_root)
+        self._spawn([self.config.python, "-I", "-B", str(_HERE / "_worker.py")], env=env,
+                    cwd=self._fallback_root, init=self._init_config("rlimit", self._fallback_root, drop))
+        self.sandbox = "rlimit"
+
+    def _spawn(self, cmd: list[str], env: dict[str, str], cwd: str, init: dict[str, Any]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._stderr = tempfile.TemporaryFile()
+        fd = theirs.fileno()
+        try:
+            self.proc = subprocess.Popen(
+                [*cmd, str(fd), str(self.config.stack_mb << 20)], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=self._stderr, env=env, cwd=cwd, pass_fds=(fd,),
+                start_new_session=True, close_fds=True)
+        except OSError as exc:
+            ours.close()
+            raise SandboxError(f"cannot start the worker: {exc}") from exc
+        finally:
+            theirs.close()
+        self.sock = ours
+        try:
+            proto.send(ours, init)
+            hello, _blob, _ = proto.recv(ours, time.monotonic() + self.config.start_timeout_s)
+        except (proto.ProtocolError, OSError) as exc:
+            detail = self._stderr_text()
+            self.kill()
+            raise SandboxError(f"worker failed to start: {detail or exc}") from exc
+        if hello.get("status") != "OK":
+            self.kill()
+            raise SandboxError(f"worker refused to start: {hello}")
+
+    def _stderr_text(self) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0)
+            return str(self._stderr.read()[-2000:].decode(errors="replace").strip())
+        except (OSError, ValueError):
+            return ""
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None and self.sock is not None
+
+    def kill(self) -> None:
+        """Stop the worker and everything under it, now."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except OSError:
+                pass
+            try:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        if self._fallback_root:
+            shutil.rmtree(self._fallback_root, ignore_errors=True)
+            self._fallback_root = None
+
+    close = kill
+
+    # -------------------------------------------------------------------------------- requests
+    def request(self, header: dict[str, Any], parts: tuple[bytes, ...] | list[bytes],
+                timeout_s: float) -> tuple[dict[str, Any], list[bytes]]:
+        """One request/reply. Raises WorkerDied / WorkerHung (the worker is then killed)."""
+        if not self.alive or self.sock is None:
+            raise WorkerDied("the worker is not running")
+        try:
+            proto.send(self.sock, header, parts)
+            reply, blob, _ = proto.recv(self.sock, time.monotonic() + timeout_s)
+        except proto.PeerTimeout as exc:
+            self.kill()
+            raise WorkerHung(f"worker did not answer {header.get('op')!r} within {timeout_s:.1f}s") from exc
+        except (proto.ProtocolError, OSError) as exc:
+            detail = self._stderr_text()
+            self.kill()
+            raise WorkerDied(f"worker died during {header.get('op')!r}: {detail or exc}") from exc
+        return reply, proto.split_parts(reply, blob)
+
+    def load(self, code: str, mode: str, fn_name: str | None, limits: Limits) -> dict[str, Any]:
+        """Start a runner for ``code``: ``{"status": "OK" | "CE" | "RE" | "TLE" | "MLE", "message"?}``."""
+        header = {"op": "load", "mode": mode, "fn_name": fn_name, "limits": limits.as_dict()}
+        reply, _ = self.request(header, [code.encode("utf-8", "surrogateescape")],
+                                limits.load_limit_s * 2 + 10)
+        return reply
+
+    def run(self, kind: str, data: bytes, limits: Limits) -> tuple[dict[str, Any], bytes, bytes, bytes]:
+        """Run one test: (reply, stdout, stderr tail, call result). A reply whose ``restarted`` is true
+        re-loaded the solution first (the previous runner died)."""
+        timeout = limits.wall_limit_s + limits.load_limit_s * 2 + 10
+        reply, parts = self.request({"op": "run", "kind": kind}, [data], timeout)
+        parts += [b""] * (3 - len(parts))
+        return reply, parts[0], parts[1], parts[2]
+
+    def unload(self) -> None:
+        self.request({"op": "unload"}, [], 30)

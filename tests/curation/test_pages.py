@@ -1,0 +1,126 @@
+"""The curation pages: what a viewer sees and what a curator can do."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from curation.models import DatasetRelease, ImportBatch, Problem
+from curation.services import problems_check_constraints, problems_normalize
+
+from .conftest import LONG_STATEMENT, make_record
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_lists_problems_with_their_stage_and_filters(import_records: Any, viewer: Any, client_as: Any) -> None:
+    import_records([make_record("p1", difficulty="Hard"), make_record("p2", difficulty="Easy")])
+    html = client_as(viewer).get(reverse("curation:problem-list") + "?difficulty=hard").content.decode()
+    assert "Problem p1" in html and "Problem p2" not in html
+    assert '<span class="badge">imported</span>' in html
+
+
+def test_it_explains_a_problems_stage_on_its_page(import_records: Any, viewer: Any, client_as: Any) -> None:
+    import_records([
+        make_record("1A", platform="codeforces", statement=LONG_STATEMENT),
+        make_record("SUMTWO", platform="codechef", statement=LONG_STATEMENT),
+    ])
+    problems_normalize()
+    problems_check_constraints()
+    dup = Problem.objects.get(external_id="SUMTWO")
+    html = client_as(viewer).get(reverse("curation:problem-detail", args=[dup.pk])).content.decode()
+    assert "repeats codeforces/1A" in html
+    assert "1 reference solution awaiting the evaluator" in html
+    assert "v1" in html and "0 1" in html  # version history and a sample test
+
+
+def _upload(client: Any, name: str, content: bytes, fmt: str = "auto") -> Any:
+    return client.post(
+        reverse("curation:import"),
+        {"file": SimpleUploadedFile(name, content), "format": fmt, "run_pipeline": "on"},
+    )
+
+
+def test_it_imports_an_upload_and_shows_the_row_error_report(
+    curator: Any, client_as: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    lines = [json.dumps(make_record("p1").to_export_dict()), "[1, 2]"]
+    client = client_as(curator)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _upload(client, "rows.jsonl", "\n".join(lines).encode())
+    batch = ImportBatch.objects.get()
+    assert response["Location"] == reverse("curation:import-detail", args=[batch.pk])
+    html = client.get(response["Location"]).content.decode()
+    assert "line 2 is a JSON list, not an object" in html
+    assert Problem.objects.get().stage == "constraints_pending"  # the pipeline ran after the import
+
+
+def _icpc_zip() -> bytes:
+    files = {
+        "hello/problem.yaml": "name: Hello\nlimits:\n  memory: 512\n",
+        "hello/problem_statement/problem.en.md": "Read a name and greet it. " * 8,
+        "hello/data/sample/1.in": "Ada\n",
+        "hello/data/sample/1.ans": "Hello Ada\n",
+        "hello/data/secret/2.in": "Bob\n",
+        "hello/data/secret/2.ans": "Hello Bob\n",
+        "hello/submissions/accepted/ok.py": "print('Hello', input())\n",
+    }
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(f"contest/{name}", text)
+    return buf.getvalue()
+
+
+def test_it_imports_a_zip_of_icpc_packages(curator: Any, client_as: Any, django_capture_on_commit_callbacks: Any) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        _upload(client_as(curator), "contest.zip", _icpc_zip())
+    batch = ImportBatch.objects.get()
+    assert (batch.format, batch.status, batch.imported_count) == ("icpc", "succeeded", 1), batch.errors
+    problem = Problem.objects.get()
+    assert (problem.title, problem.test_count, problem.memory_mb) == ("Hello", 2, 512)
+
+
+def test_it_refuses_a_zip_that_escapes_its_folder(curator: Any, client_as: Any) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("../evil.txt", "x")
+    response = _upload(client_as(curator), "evil.zip", buf.getvalue(), fmt="icpc")
+    assert response.status_code == 200 and "unsafe path in archive" in response.content.decode()
+    assert ImportBatch.objects.count() == 0
+
+
+def test_it_asks_for_a_format_it_cannot_detect(curator: Any, client_as: Any) -> None:
+    response = _upload(client_as(curator), "notes.txt", b"hello")
+    assert "could not recognise the format of notes.txt" in response.content.decode()
+
+
+def test_it_creates_a_release_from_the_form(import_records: Any, curator: Any, client_as: Any) -> None:
+    import_records([make_record("p1", difficulty="Hard"), make_record("p2", difficulty="Easy")])
+    response = client_as(curator).post(
+        reverse("curation:release-create"),
+        {"name": "hard-only", "difficulties": ["hard"], "exclude_duplicates": "on"},
+    )
+    release = DatasetRelease.objects.get()
+    assert response["Location"] == reverse("curation:release-detail", args=[release.pk])
+    assert (release.problem_count, release.filter_spec["difficulties"]) == (1, ["hard"])
+
+
+def test_it_shows_a_release_with_counts_and_export_links(import_records: Any, curator: Any, client_as: Any) -> None:
+    import_records([make_record("p1")])
+    client = client_as(curator)
+    client.post(reverse("curation:release-create"), {"name": "all"})
+    release = DatasetRelease.objects.get()
+    html = client.get(reverse("curation:release-detail", args=[release.pk])).content.decode()
+    assert f"/api/releases/{release.pk}/export?format=parquet" in html and release.content_hash in html
+
+
+def test_it_reports_an_empty_release_on_the_form(curator: Any, client_as: Any) -> None:
+    response = client_as(curator).post(reverse("curation:release-create"), {"name": "none"})
+    assert "the filter matches no problems" in response.content.decode()
