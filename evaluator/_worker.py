@@ -64,6 +64,51 @@ def _prctl(option: int, value: int) -> None:
         _LIBC.prctl(option, value, 0, 0, 0)
 
 
+_PR_SET_KEEPCAPS = 8
+_PR_SET_NO_NEW_PRIVS = 38
+_CAP_DAC_READ_SEARCH = 2
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+
+def _drop_to(uid: int, gid: int, keep_read: bool) -> None:
+    """Become ``uid``/``gid`` with no capabilities, or with only CAP_DAC_READ_SEARCH when
+    ``keep_read`` (rlimit fallback as root when the interpreter lives in a private directory such as
+    /root/.pyenv: the solution may still read files, but not write, signal or ptrace as root)."""
+    if keep_read:
+        _prctl(_PR_SET_KEEPCAPS, 1)
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if keep_read:
+        class Header(ctypes.Structure):
+            _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+        class Data(ctypes.Structure):
+            _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                        ("inheritable", ctypes.c_uint32)]
+
+        bit = 1 << _CAP_DAC_READ_SEARCH
+        data = (Data * 2)(Data(bit, bit, 0), Data(0, 0, 0))
+        if _LIBC is None or _LIBC.capset(ctypes.byref(Header(_LINUX_CAPABILITY_VERSION_3, 0)), data) != 0:
+            raise OSError("capset failed")
+        _prctl(_PR_SET_KEEPCAPS, 0)
+    _prctl(_PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _own_process_count() -> int:
+    """Processes of our uid on the host (rlimit fallback without a uid of our own)."""
+    me = os.getuid()
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == me:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
 def _proc_cpu_s(pid: int) -> float:
     """CPU seconds of ``pid`` and of the children it has waited for (kernel accounting)."""
     try:
@@ -120,18 +165,18 @@ class _Runner:
             pass
         limits = self.sol["limits"]
         if self.cfg.get("drop_uid"):
-            os.setgroups([])
-            os.setresgid(self.cfg["gid"], self.cfg["gid"], self.cfg["gid"])
-            os.setresuid(self.cfg["uid"], self.cfg["uid"], self.cfg["uid"])
+            _drop_to(self.cfg["uid"], self.cfg["gid"], bool(self.cfg.get("keep_read")))
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         cpu = max(1, int(limits["cpu_budget_s"]) + 1)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits["output_limit"] + 1, limits["output_limit"] + 1))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"], limits["nofile"]))
-        if self.cfg.get("drop_uid") or self.cfg["mode"] == "bwrap":
-            # counted per uid (per user namespace under bwrap): only meaningful for a uid of our own
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
+        # counted per uid (per user namespace under bwrap); sharing the judge's uid, count what exists
+        nproc = limits["nproc"]
+        if not self.cfg.get("drop_uid") and self.cfg["mode"] != "bwrap":
+            nproc += _own_process_count()
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         memory = _vm_bytes() + limits["memory_mb"] * _MB
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         os.chdir(self.sol["workdir"])
@@ -189,8 +234,11 @@ class _Runner:
 
     @staticmethod
     def _exception(exc: BaseException) -> dict[str, Any]:
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+            tb = tb.tb_next  # start the traceback at the solution's own frames
         try:
-            traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+            traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
         except BaseException:  # noqa: BLE001 - stderr may be closed or full
             pass
         return {"status": "exception", "exc": type(exc).__name__, "message": str(exc)[:500]}

@@ -29,7 +29,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evaluator.models import EvaluationJob
-from evaluator.selectors import job_detail, job_list, job_problem_ids, problems_to_verify, submission_fits_request
+from evaluator.selectors import (
+    job_detail,
+    job_list,
+    job_problem_ids,
+    problems_to_verify,
+    submission_fits_request,
+)
 from evaluator.services import (
     MAX_CODE_CHARS,
     EvaluationError,
@@ -63,8 +69,14 @@ class ReadViewerWriteTrainerOrCurator(BasePermission):
 class VerdictTestSerializer(serializers.Serializer):
     """One test of a verdict (documentation of the stored shape; extra judge keys may appear)."""
 
-    verdict = serializers.CharField()
-    method = serializers.CharField(allow_null=True, required=False)
+    index = serializers.IntegerField(help_text="Position of the test, from 0.")
+    status = serializers.CharField(help_text="AC, WA, TLE, MLE, RE, OLE, IE.")
+    method = serializers.CharField(allow_null=True, required=False, help_text="Comparator that accepted.")
+    time_s = serializers.FloatField(help_text="CPU seconds.")
+    wall_s = serializers.FloatField(help_text="Wall-clock seconds.")
+    message = serializers.CharField(required=False, help_text="Why the test failed.")
+    output = serializers.CharField(required=False, help_text="The head of the program's output (failures).")
+    stderr = serializers.CharField(required=False, help_text="The tail of stderr (failures).")
 
 
 class VerdictSerializer(serializers.Serializer):
@@ -76,7 +88,10 @@ class VerdictSerializer(serializers.Serializer):
     total = serializers.IntegerField()
     method = serializers.CharField(allow_null=True, help_text="The comparator that accepted (AC only).")
     elapsed_s = serializers.FloatField()
-    tests = VerdictTestSerializer(many=True)
+    sandbox = serializers.CharField(allow_null=True, help_text='"bwrap", or "rlimit" in the weaker fallback.')
+    checker = serializers.CharField(help_text="The checker kind used.")
+    message = serializers.CharField(required=False)
+    tests = VerdictTestSerializer(many=True, help_text="The tests that ran.")
 
 
 class EvaluationJobSerializer(serializers.ModelSerializer):

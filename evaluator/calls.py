@@ -281,19 +281,20 @@ def resolve_entry_point(ns: dict[str, Any], fn_name: str) -> Callable[..., Any]:
     raise LookupError(f"entry point {fn_name!r} not found in the solution")
 
 
-def _node_kind(annotation: Any, ns: dict[str, Any]) -> Any:
+def _node_kind(annotation: Any, ns: dict[str, Any], depth: int = 0) -> Any:
     """'list' / 'tree' / ('seq', kind) / None: what a parameter annotated so expects."""
-    if annotation is None or annotation is type(None):
+    if annotation is None or annotation is type(None) or depth > 8:
         return None
     if isinstance(annotation, str):
         try:
-            annotation = eval(annotation, dict(ns))  # noqa: S307 - runs inside the sandbox only
+            evaluated = eval(annotation, dict(ns))  # noqa: S307 - runs inside the sandbox only
         except Exception:  # noqa: BLE001 - an unreadable annotation simply means "no conversion"
             text = annotation.replace(" ", "")
             kind = "list" if "ListNode" in text else "tree" if "TreeNode" in text else None
             if kind and re.match(r"(typing\.)?(List|list|Sequence)\[", text):
                 return ("seq", kind)
             return kind
+        return _node_kind(evaluated, ns, depth + 1)  # a quoted annotation may be quoted twice
     if isinstance(annotation, type):
         if annotation is ns.get("ListNode") or annotation.__name__ == "ListNode":
             return "list"
@@ -303,11 +304,11 @@ def _node_kind(annotation: Any, ns: dict[str, Any]) -> Any:
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (list, tuple) and args:
-        inner = _node_kind(args[0], ns)
+        inner = _node_kind(args[0], ns, depth + 1)
         return ("seq", inner) if inner else None
     if args:  # Optional[...] / Union[...]
         for arg in args:
-            kind = _node_kind(arg, ns)
+            kind = _node_kind(arg, ns, depth + 1)
             if kind:
                 return kind
     return None

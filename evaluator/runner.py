@@ -76,13 +76,15 @@ class JudgeConfig:
     nofile: int = field(default=256, metadata={"help": "Open files a solution may hold."})
     load_time_limit_s: float = field(default=10.0, metadata={
         "help": "Compiling (and, in call mode, executing the module) of a solution."})
+    watchdog_grace_s: float = field(default=10.0, metadata={
+        "help": "Extra seconds a worker may take past its own deadlines before it is killed and replaced."})
     workers: int | None = field(default=None, metadata={"help": "Pool size; None = usable CPU cores."})
     sandbox: SandboxConfig = field(default_factory=SandboxConfig.from_env, metadata={
         "help": "How workers are sandboxed (see evaluator.sandbox)."})
 
     def __post_init__(self) -> None:
         for name in ("time_limit_s", "memory_mb", "wall_factor", "solution_time_limit_s", "output_limit_mb",
-                     "nproc", "nofile", "load_time_limit_s"):
+                     "nproc", "nofile", "load_time_limit_s", "watchdog_grace_s"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"JudgeConfig.{name} must be positive, got {getattr(self, name)!r}")
         if self.wall_factor < 1:
@@ -94,7 +96,8 @@ class JudgeConfig:
         return Limits(time_limit_s=time_limit_s, wall_limit_s=time_limit_s * self.wall_factor + self.wall_extra_s,
                       memory_mb=memory_mb, output_limit=self.output_limit_mb << 20, nproc=self.nproc,
                       nofile=self.nofile, load_limit_s=self.load_time_limit_s,
-                      cpu_budget_s=self.solution_time_limit_s + self.load_time_limit_s)
+                      cpu_budget_s=self.solution_time_limit_s + self.load_time_limit_s,
+                      watchdog_grace_s=self.watchdog_grace_s)
 
 
 def usable_cores() -> int:

@@ -154,6 +154,8 @@ class Limits:
     nofile: int = field(default=256, metadata={"help": "Open file descriptors."})
     load_limit_s: float = field(default=10.0, metadata={"help": "Compile + module execution (call mode)."})
     cpu_budget_s: float = field(default=120.0, metadata={"help": "RLIMIT_CPU backstop for one runner."})
+    watchdog_grace_s: float = field(default=10.0, metadata={
+        "help": "A worker that has not answered this long after its own deadline is killed (judge side)."})
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -314,15 +316,18 @@ class WorkerProcess:
                     note = str(exc)
             elif mode == "bwrap":
                 raise SandboxError(f"sandbox mode 'bwrap' requested but {note}")
-            self.degraded_reason = note
-            warn_fallback(note)
+        else:
+            note = "sandbox mode 'rlimit' was requested"
+        self.degraded_reason = note
+        warn_fallback(note)
         self._start_rlimit()
 
     def _uid(self) -> int:
         return self.config.uid_base + (os.getpid() % 10_000) * 64 + self.slot % 64
 
-    def _init_config(self, mode: str, root: str, drop_uid: bool) -> dict[str, Any]:
-        return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "uid": self._uid(),
+    def _init_config(self, mode: str, root: str, drop_uid: bool, keep_read: bool = False) -> dict[str, Any]:
+        return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "keep_read": keep_read,
+                "uid": self._uid(),
                 "gid": self._uid(), "recursion_limit": self.config.recursion_limit,
                 "thread_stack_mb": self.config.thread_stack_mb, "preimport": list(self.config.preimport)}
 
@@ -348,13 +353,17 @@ class WorkerProcess:
     def _start_rlimit(self) -> None:
         root = _is_root()
         self._fallback_root = tempfile.mkdtemp(prefix="microcoder-judge-")
-        drop = root and all(_world_accessible(Path(p)) for p in (
+        # as root the runner always drops to a uid of its own; when the interpreter is not readable by
+        # other users (e.g. /root/.pyenv) it keeps CAP_DAC_READ_SEARCH so imports still work
+        readable = all(_world_accessible(Path(p)) for p in (
             os.path.realpath(self.config.python), os.path.dirname(os.__file__), _HERE / "_worker.py",
             _HERE / "calls.py", _HERE / "_protocol.py"))
-        os.chmod(self._fallback_root, 0o711 if drop else 0o700)
+        os.chmod(self._fallback_root, 0o711 if root else 0o700)
         env = dict(_SANDBOX_ENV, HOME=self._fallback_root)
         self._spawn([self.config.python, "-I", "-B", str(_HERE / "_worker.py")], env=env,
-                    cwd=self._fallback_root, init=self._init_config("rlimit", self._fallback_root, drop))
+                    cwd=self._fallback_root,
+                    init=self._init_config("rlimit", self._fallback_root, drop_uid=root,
+                                           keep_read=root and not readable))
         self.sandbox = "rlimit"
 
     def _spawn(self, cmd: list[str], env: dict[str, str], cwd: str, init: dict[str, Any]) -> None:
@@ -442,13 +451,13 @@ class WorkerProcess:
         """Start a runner for ``code``: ``{"status": "OK" | "CE" | "RE" | "TLE" | "MLE", "message"?}``."""
         header = {"op": "load", "mode": mode, "fn_name": fn_name, "limits": limits.as_dict()}
         reply, _ = self.request(header, [code.encode("utf-8", "surrogateescape")],
-                                limits.load_limit_s * 2 + 10)
+                                limits.load_limit_s * 2 + limits.watchdog_grace_s)
         return reply
 
     def run(self, kind: str, data: bytes, limits: Limits) -> tuple[dict[str, Any], bytes, bytes, bytes]:
         """Run one test: (reply, stdout, stderr tail, call result). A reply whose ``restarted`` is true
         re-loaded the solution first (the previous runner died)."""
-        timeout = limits.wall_limit_s + limits.load_limit_s * 2 + 10
+        timeout = limits.wall_limit_s + limits.load_limit_s * 2 + limits.watchdog_grace_s
         reply, parts = self.request({"op": "run", "kind": kind}, [data], timeout)
         parts += [b""] * (3 - len(parts))
         return reply, parts[0], parts[1], parts[2]

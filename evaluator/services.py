@@ -303,18 +303,19 @@ def _judge(cases: list[dict[str, Any]], *, stop_on_first_failure: bool) -> list[
 
 
 def compact_verdict(verdict: dict[str, Any]) -> dict[str, Any]:
-    """The part of an evaluator verdict a job stores: the summary plus, per test, its verdict, method,
-    time and short excerpts (long texts are cut to ``MAX_RESULT_TEXT`` characters)."""
+    """The part of an evaluator verdict a job stores: the summary, the sandbox and checker used, and per
+    test its status, method, times and short excerpts (texts cut to ``MAX_RESULT_TEXT`` characters)."""
     out = {k: verdict.get(k) for k in _VERDICT_KEYS}
     out["tests"] = [_compact_test(t) for t in verdict.get("tests") or [] if isinstance(t, dict)]
-    for key in ("message", "error", "sandbox", "metadata"):
+    for key in ("message", "sandbox", "checker"):
         if verdict.get(key):
             out[key] = _cut(verdict[key])
     return out
 
 
 def _compact_test(test: dict[str, Any]) -> dict[str, Any]:
-    return {k: _cut(v) for k, v in test.items() if k not in ("input", "expected", "output", "code")}
+    # the runner's per-test record: index, status, method, time_s, wall_s, message, stderr, output
+    return {k: _cut(v) for k, v in test.items() if k not in ("input", "expected", "code")}
 
 
 def _cut(value: Any) -> Any:
@@ -328,15 +329,17 @@ def _cut(value: Any) -> Any:
 
 
 def _verdict_reason(verdict: dict[str, Any]) -> str:
-    """One line for curation: ``AC 6/6 (method exact)`` or ``WA 2/6: <first failing test's message>``."""
+    """One line for curation: ``AC 6/6 (method exact)`` or ``WA 2/6: test 3: <its message>`` (tests
+    counted from 1)."""
     head = f"{verdict.get('verdict')} {verdict.get('passed')}/{verdict.get('total')}"
     if verdict.get("verdict") == "AC":
         return f"{head} (method {verdict.get('method') or '?'})"
     for test in verdict.get("tests") or []:
-        if isinstance(test, dict) and test.get("verdict") not in (None, "AC"):
-            detail = test.get("message") or test.get("error") or test.get("verdict")
-            return f"{head}: test {test.get('index', '?')}: {_cut(str(detail))}"
-    detail = verdict.get("message") or verdict.get("error")
+        if isinstance(test, dict) and test.get("status") not in (None, "AC"):
+            detail = test.get("message") or test.get("status")
+            number = test["index"] + 1 if isinstance(test.get("index"), int) else "?"
+            return f"{head}: test {number}: {_cut(str(detail))}"
+    detail = verdict.get("message")
     return f"{head}: {_cut(str(detail))}" if detail else head
 
 

@@ -346,6 +346,10 @@ class GRPOConfig:
         default="auto", metadata=_help("Policy weights dtype: 'auto' = bfloat16 on GPU, float32 on CPU.")
     )
     gradient_checkpointing: bool = field(default=False, metadata=_help("Recompute activations to save memory."))
+    cpu_threads: int = field(
+        default=0,
+        metadata=_help("torch intra-op threads (CPU work); 0 = torch's default. Tiny models run fastest with 1."),
+    )
     checkpoint_interval: int = field(
         default=50, metadata=_help("Save a checkpoint every N steps (and at the end); 0 = only at the end.")
     )
@@ -378,6 +382,7 @@ class GRPOConfig:
         _require(self.kl_coef >= 0.0, f"kl_coef must be >= 0, got {self.kl_coef}; MicroCoder uses 0.")
         _require(self.checkpoint_interval >= 0, "checkpoint_interval must be >= 0 (0 = only at the end).")
         _require(self.checkpoint_keep >= 1, "checkpoint_keep must be >= 1.")
+        _require(self.cpu_threads >= 0, "cpu_threads must be >= 0 (0 = torch's default).")
         _require(self.samples_per_step >= -1, "samples_per_step must be -1 (all) or >= 0.")
         _require(
             self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),

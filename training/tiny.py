@@ -188,19 +188,35 @@ def _warm_start(
 
 
 def build_toy_model(
-    out_dir: str | Path, *, seed: int = 0, sft_steps: int = 150, correct_share: float = 0.0, **model_kwargs: int
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    sft_steps: int = 150,
+    correct_share: float = 0.2,
+    confusion_share: float = 0.6,
+    **model_kwargs: int,
 ) -> Path:
-    """A tiny model warm-started on the toy task: each prompt is paired with its own program with
-    probability ``correct_share`` and with a uniformly random one of the task's programs otherwise."""
+    """A tiny model warm-started on the toy task as a *confused* coder: problem k is paired with its
+    own program with probability ``correct_share``, with the next problem's program with probability
+    ``confusion_share`` and with one of the remaining programs otherwise. The warm start thus reads
+    the statement (its answers depend on the prompt) but mostly answers wrongly: initial reward about
+    ``correct_share``, which RL can raise towards 1 by re-mapping statements to programs."""
     problems = toy_problems()
     rng = random.Random(seed)
     programs = [program for _, _, program in TOY_TASKS]
     prompts = [prompt_text(p) for p in problems]
+    k_all = len(programs)
     pairs = []
     for i in range(512):
         k = i % len(prompts)
-        program = programs[k] if rng.random() < correct_share else rng.choice(programs)
-        pairs.append((prompts[k], toy_completion(program)))
+        u = rng.random()
+        if u < correct_share:
+            j = k
+        elif u < correct_share + confusion_share:
+            j = (k + 1) % k_all
+        else:
+            j = rng.choice([x for x in range(k_all) if x not in (k, (k + 1) % k_all)] or [k])
+        pairs.append((prompts[k], toy_completion(programs[j])))
     corpus = [*prompts, *(toy_completion(p) for p in programs)] * 4
     return build_tiny_model(out_dir, texts=corpus, sft_pairs=pairs, sft_steps=sft_steps, seed=seed, **model_kwargs)
 

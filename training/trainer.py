@@ -174,6 +174,8 @@ class Trainer:
         cfg = self.config
         from transformers import AutoTokenizer
 
+        if cfg.cpu_threads > 0:
+            torch.set_num_threads(cfg.cpu_threads)
         torch.manual_seed(cfg.seed)
         np.random.seed(cfg.seed % (2**32))
         self.device = resolve_device(cfg.device)

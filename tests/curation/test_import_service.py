@@ -9,9 +9,19 @@ from typing import Any
 import pytest
 from django.db import IntegrityError
 
-from curation.models import ImportStatus, Problem, ProblemVersion, ReferenceSolution, Stage, TestCase
+from curation.models import (
+    ImportStatus,
+    Problem,
+    ProblemVersion,
+    ReferenceSolution,
+    Stage,
+    TestCase,
+    compress_text,
+    decompress_text,
+)
 from curation.records import TestRecord
 from curation.services import problem_import
+from curation.services.imports import record_dicts
 
 from .conftest import make_record
 
@@ -94,7 +104,7 @@ def test_it_sends_a_changed_problem_back_to_the_first_stage(import_records: Any)
 
 
 def test_it_rolls_back_a_whole_batch_when_the_database_fails(import_records: Any, monkeypatch: Any) -> None:
-    real = TestCase.objects.bulk_create
+    real = ReferenceSolution.objects.bulk_create  # the last write of a batch: everything before it must go too
     calls = {"n": 0}
 
     def flaky(objs: Any, *args: Any, **kwargs: Any) -> Any:
@@ -103,10 +113,10 @@ def test_it_rolls_back_a_whole_batch_when_the_database_fails(import_records: Any
             raise IntegrityError("simulated failure")
         return real(objs, *args, **kwargs)
 
-    monkeypatch.setattr(TestCase.objects, "bulk_create", flaky)
+    monkeypatch.setattr(ReferenceSolution.objects, "bulk_create", flaky)
     batch = import_records([make_record(f"p{i}") for i in range(1, 6)], batch_size=2)
     assert sorted(Problem.objects.values_list("external_id", flat=True)) == ["p1", "p2", "p5"]
-    assert ProblemVersion.objects.count() == 3
+    assert (ProblemVersion.objects.count(), TestCase.objects.count()) == (3, 18)
     assert [e["row"] for e in batch.errors] == [3, 4]
     assert "rows 3-4 were rolled back together: IntegrityError: simulated failure" in batch.errors[0]["reason"]
 
@@ -126,3 +136,16 @@ def test_it_keeps_statements_and_tests_out_of_list_queries(import_records: Any) 
     import_records([make_record("p1")])
     problem = Problem.objects.list_fields().get()
     assert {"statement", "starter_code", "minhash"} <= problem.get_deferred_fields()
+
+
+def test_it_computes_the_export_dict_and_content_hash_exactly_as_the_record_does() -> None:
+    rec = make_record("p1", rating=1900, contest_date=None)
+    rec.checker = {"kind": "icpc", "float_tolerance": 1e-6, "case_sensitive": True}
+    rec.extra = {"source": "x", "nested": {"a": [1, 2]}}
+    rec.solutions[0].verified = True
+    assert record_dicts(rec) == (rec.to_export_dict(), rec.content_hash())
+
+
+@pytest.mark.parametrize("text", ["", "3 4\n", "x" * 5000, "ünïcödé " * 40])
+def test_it_stores_short_and_long_texts_reversibly(text: str) -> None:
+    assert decompress_text(compress_text(text)) == text

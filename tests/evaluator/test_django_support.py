@@ -25,16 +25,17 @@ WRONG_ADD = "a, b = map(int, input().split())\nprint(a - b)\n"
 
 
 @pytest.fixture(autouse=True)
-def _eager_and_in_memory(settings: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _eager_and_in_memory(settings: Any) -> Iterator[None]:
     """Unit tests never touch a real broker or Redis channel layer, even when ``REDIS_URL`` is set for
     the integration tests of the same pytest run: Celery runs tasks in-process and the channel layer
     lives in memory."""
     from webapp.celery import app
 
-    monkeypatch.setattr(app.conf, "task_always_eager", True)
-    monkeypatch.setattr(app.conf, "task_eager_propagates", True)
+    saved = {key: app.conf[key] for key in ("task_always_eager", "task_eager_propagates")}
+    app.conf.update(task_always_eager=True, task_eager_propagates=True)
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     yield
+    app.conf.update(saved)
 
 
 @pytest.fixture
@@ -95,3 +96,10 @@ def reference_status(problem: Any) -> str:
     from curation.models import ConstraintResult
 
     return ConstraintResult.objects.get(problem=problem, name="reference_passes").status
+
+
+def verdict_of(job: Any) -> dict[str, Any]:
+    """The stored verdict of a judged submission job (fails the test when there is none)."""
+    verdict = job.verdict
+    assert verdict is not None, f"job {job.pk} ({job.status}) has no verdict: {job.error or job.results}"
+    return dict(verdict)

@@ -277,7 +277,7 @@ def run_execute(*, run_id: int, trainer_factory: Callable[..., Any] | None = Non
         log.exception("training run %s failed", run_id)
         checkpoints_sync(run_id=run_id, output_dir=out)
         detail = "".join(traceback.format_exception(exc))[-20_000:]
-        return _finish(run_id, RunStatus.FAILED, detail).status
+        return _finish(run_id, str(RunStatus.FAILED), detail).status
     finally:
         close = getattr(trainer, "close", None)
         if callable(close):
@@ -286,5 +286,5 @@ def run_execute(*, run_id: int, trainer_factory: Callable[..., Any] | None = Non
             except Exception:  # noqa: BLE001 - cleanup must not mask the outcome
                 log.exception("closing the trainer of run %s failed", run_id)
     checkpoints_sync(run_id=run_id, output_dir=out)
-    status = RunStatus.CANCELLED if getattr(result, "stopped", False) else RunStatus.SUCCEEDED
+    status = str(RunStatus.CANCELLED) if getattr(result, "stopped", False) else str(RunStatus.SUCCEEDED)
     return _finish(run_id, status).status

@@ -107,7 +107,7 @@
     var a = Math.abs(v);
     if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(2);
     if (a >= 100) return v.toFixed(0);
-    if (a >= 10) return v.toFixed(1);
+    if (a >= 10) return String(Number(v.toFixed(1)));
     return String(Number(v.toPrecision(3)));
   }
 

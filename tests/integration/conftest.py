@@ -1,0 +1,219 @@
+"""Real services for the integration tests: a Celery worker and a daphne server as subprocesses, over
+real Redis, against the PostgreSQL test database that pytest-django created.
+
+Every test here is marked ``integration`` and skipped, with the reason, when ``REDIS_URL`` is unset or
+the database is not PostgreSQL (a subprocess cannot see SQLite's in-memory test database). The
+subprocesses get ``DATABASE_URL`` pointing at the *test* database, so tests must commit their data
+(``django_db(transaction=True)``). Each subprocess runs in its own session and is stopped with
+SIGTERM, then SIGKILL, at the end; its log is attached to the report of any failing test.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: queues the project routes tasks to (settings.CELERY_TASK_ROUTES) plus the default one
+QUEUES = ("evaluate", "default", "gpu", "scoring")
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 15.0
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    here = Path(__file__).resolve().parent
+    skip = pytest.mark.skip(reason="integration tests need a real Redis: set REDIS_URL=redis://127.0.0.1:6379/5")
+    for item in items:
+        if Path(str(item.fspath)).resolve().parent != here:
+            continue
+        item.add_marker(pytest.mark.integration)
+        if not os.environ.get("REDIS_URL"):
+            item.add_marker(skip)
+
+
+@dataclass
+class Service:
+    """A subprocess we started, with its log file."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self, tail: int = 8000) -> str:
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            return f"(log unreadable: {exc})"
+        return text[-tail:]
+
+    def stop(self) -> None:
+        """SIGTERM the whole process group (the worker's judge pool included), SIGKILL after a grace period."""
+        if self.process.poll() is not None:
+            return
+        for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, STOP_TIMEOUT_S)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.process.wait(timeout=wait_s)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+_SERVICES: list[Service] = []
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[Any]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Attach the services' logs to the report of a failing test (and of a failing fixture)."""
+    report = yield
+    if report.failed:
+        for service in _SERVICES:
+            report.sections.append((f"{service.name} log (tail)", service.log()))
+    return report
+
+
+def _spawn(name: str, argv: list[str], env: dict[str, str], tmp: Path) -> Service:
+    log_path = tmp / f"{name}.log"
+    with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
+        process = subprocess.Popen(
+            argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    service = Service(name, process, log_path)
+    _SERVICES.append(service)
+    return service
+
+
+def _wait_ready(service: Service, ready: Callable[[Service], bool]) -> Service:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if service.process.poll() is not None:
+            pytest.fail(f"{service.name} exited with {service.process.returncode} while starting:\n{service.log()}")
+        if ready(service):
+            return service
+        time.sleep(0.25)
+    service.stop()
+    pytest.fail(f"{service.name} was not ready within {START_TIMEOUT_S:g} s:\n{service.log()}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("REDIS_URL", "")
+    if not url:
+        pytest.skip("integration tests need a real Redis: set REDIS_URL=redis://127.0.0.1:6379/5")
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+    except redis.RedisError as exc:
+        pytest.fail(f"REDIS_URL={url} is set but Redis does not answer: {exc}")
+    return url
+
+
+@pytest.fixture(scope="session")
+def test_database_url(django_db_setup: Any, django_db_blocker: Any) -> str:
+    """A ``DATABASE_URL`` naming the test database pytest-django created (PostgreSQL only)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("integration tests share the test database with subprocesses: set "
+                    "DATABASE_URL=postgresql://... (SQLite's test database is in memory)")
+    s = connection.settings_dict
+    auth = quote(s["USER"] or "", safe="")
+    if s.get("PASSWORD"):
+        auth += ":" + quote(s["PASSWORD"], safe="")
+    host = s.get("HOST") or "127.0.0.1"
+    port = f":{s['PORT']}" if s.get("PORT") else ""
+    return f"postgresql://{auth}{'@' if auth else ''}{host}{port}/{s['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def service_env(redis_url: str, test_database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=test_database_url,
+        REDIS_URL=redis_url,
+        CELERY_TASK_ALWAYS_EAGER="0",
+        DJANGO_SETTINGS_MODULE="webapp.settings",
+        DB_CONN_MAX_AGE="0",  # no idle connections left behind when pytest drops the test database
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def purged_queues(redis_url: str) -> None:
+    """Drop messages a previous, interrupted run may have left for job ids this run reuses."""
+    from webapp.celery import app
+
+    with app.connection_for_write() as conn:
+        channel = conn.default_channel
+        for queue in QUEUES:
+            try:
+                channel.queue_purge(queue)
+            except Exception:  # noqa: BLE001 - a queue that never existed has nothing to purge
+                continue
+
+
+@pytest.fixture(scope="session")
+def _spawned(
+    service_env: dict[str, str], purged_queues: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Service, Service, int]]:
+    """Start the worker and daphne together (each takes a while to import the project); stop both at
+    the end of the session, before pytest-django drops the test database they are connected to."""
+    tmp = tmp_path_factory.mktemp("services")
+    worker = _spawn("celery-worker", [
+        sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", ",".join(QUEUES), "-c", "1",
+        "--pool=solo", "-n", f"integration-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+        "--without-heartbeat", "-l", "INFO",
+    ], service_env, tmp)
+    port = _free_port()
+    daphne = _spawn("daphne", [
+        sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "webapp.asgi:application",
+    ], service_env, tmp)
+    try:
+        yield worker, daphne, port
+    finally:
+        worker.stop()
+        daphne.stop()
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(_spawned: tuple[Service, Service, int]) -> Service:
+    """``celery -A webapp worker`` on every queue, one solo process (the judge pool forks its own)."""
+    return _wait_ready(_spawned[0], lambda s: " ready." in s.log())
+
+
+@pytest.fixture(scope="session")
+def daphne_server(_spawned: tuple[Service, Service, int]) -> tuple[Service, int]:
+    """The project's ASGI application (pages, API, websockets) served by daphne on a free port."""
+    _, daphne, port = _spawned
+    return _wait_ready(daphne, lambda s: _port_open(port)), port
