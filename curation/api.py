@@ -22,7 +22,7 @@ from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import generics, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
@@ -182,6 +182,11 @@ class ReleaseExport(APIView):
         return response
 
 
+@extend_schema_view(get=extend_schema(exclude=True))
+class ReleaseExportAlias(ReleaseExport):
+    """``.../export/`` with a trailing slash, for clients that add one; documented once without it."""
+
+
 class ImportListCreate(generics.ListCreateAPIView):
     """Import batches; POST (curator, multipart) uploads a file and runs it as a Celery task."""
 
@@ -220,7 +225,7 @@ urlpatterns = [
     path("releases/", ReleaseListCreate.as_view(), name="api-release-list"),
     path("releases/<int:pk>/", ReleaseDetail.as_view(), name="api-release-detail"),
     path("releases/<int:pk>/export", ReleaseExport.as_view(), name="api-release-export"),
-    path("releases/<int:pk>/export/", ReleaseExport.as_view()),
+    path("releases/<int:pk>/export/", ReleaseExportAlias.as_view()),
     path("imports/", ImportListCreate.as_view(), name="api-import-list"),
     path("imports/<int:pk>/", ImportDetail.as_view(), name="api-import-detail"),
 ]

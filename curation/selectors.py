@@ -22,6 +22,7 @@ from curation.models import (
     IOMode,
     Problem,
     ProblemVersion,
+    ReferenceSolution,
     Stage,
     TestCase,
 )
@@ -85,6 +86,18 @@ def problem_sample_tests(*, problem: Problem, limit: int = 5) -> list[dict[str, 
     """The first ``limit`` tests (public ones first), decoded, for pages and API details."""
     rows = TestCase.objects.filter(problem=problem).order_by("-public", "order")[:limit]
     return [{"order": t.order, "public": t.public, "input": t.input, "output": t.output} for t in rows]
+
+
+def reference_solutions_to_verify(
+    *, problem_ids: list[int] | None = None, languages: tuple[str, ...] = ("python", "python3")
+) -> QuerySet[ReferenceSolution]:
+    """Reference solutions in a judgeable language that the evaluator has not judged yet, by problem.
+    The "verify reference solutions" job judges each with ``problem_judge_case(problem, solution.code)``
+    and reports back through ``problem_set_reference_verdict``."""
+    qs = ReferenceSolution.objects.filter(verdict="", language__in=languages).select_related("problem")
+    if problem_ids is not None:
+        qs = qs.filter(problem_id__in=problem_ids)
+    return qs.order_by("problem_id", "order")
 
 
 def import_batch_list() -> QuerySet[ImportBatch]:

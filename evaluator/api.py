@@ -35,6 +35,7 @@ from evaluator.selectors import (
     job_problem_ids,
     problems_to_verify,
     submission_fits_request,
+    user_can_submit,
 )
 from evaluator.services import (
     MAX_CODE_CHARS,
@@ -44,14 +45,9 @@ from evaluator.services import (
     evaluation_submit,
     references_verify,
 )
-from webapp.roles import CURATOR, TRAINER, VIEWER, IsCurator, has_role
+from webapp.roles import VIEWER, IsCurator, has_role
 
 # ------------------------------------------------------------------------------------------ permissions
-
-
-def can_submit(user: Any) -> bool:
-    """Judging code needs the trainer or the curator role (admin implies both)."""
-    return has_role(user, TRAINER) or has_role(user, CURATOR)
 
 
 class ReadViewerWriteTrainerOrCurator(BasePermission):
@@ -60,7 +56,7 @@ class ReadViewerWriteTrainerOrCurator(BasePermission):
     def has_permission(self, request: Any, view: Any) -> bool:
         if request.method in SAFE_METHODS:
             return has_role(request.user, VIEWER)
-        return can_submit(request.user)
+        return user_can_submit(request.user)
 
 
 # ------------------------------------------------------------------------------------------ serializers

@@ -14,7 +14,8 @@ Contract of a call-mode case (``"mode": "call"``):
   string annotations) receive structures built from their list (trees in LeetCode level order with
   ``null``). Returned nodes are serialized back to that list form (anywhere inside the result).
 - The solution runs after the LeetCode prelude (``from typing import *``, ``collections``, ``heapq``,
-  ``math``, ``bisect``, ``itertools``, ``functools``, ``ListNode``, ``TreeNode``, ``inf``, the helpers
+  ``math``, ``bisect``, ``itertools``, ``functools``, ``ListNode``, ``TreeNode``, ``inf``, ``SortedList`` /
+  ``SortedDict`` / ``SortedSet`` when sortedcontainers is installed (LeetCode has them), the helpers
   ``list_node`` / ``tree_node`` / ``is_same_list`` / ``is_same_tree`` ...) as LeetCodeDataset assumes. One
   deliberate difference: the builtin three-argument ``pow`` stays the builtin (the dataset's prelude lets
   ``from math import *`` shadow it, which real LeetCode does not).
@@ -75,6 +76,11 @@ pow = _builtins.pow  # math.pow / operator.pow must not hide pow(base, exp, mod)
 del _builtins
 
 inf = float("inf")
+
+try:  # LeetCode's Python has these without an import
+    from sortedcontainers import SortedDict, SortedList, SortedSet
+except ImportError:
+    pass
 
 
 class ListNode:
@@ -356,7 +362,8 @@ def _convert(kind: Any, value: Any, ns: dict[str, Any]) -> Any:
 def bind_arguments(fn: Callable[..., Any], positional: list[Any], named: dict[str, Any] | None,
                    ns: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """Final ``(args, kwargs)`` for ``fn``: named values by name when the names match its parameters,
-    else by position; a lone dict whose keys are exactly the parameters becomes keywords; node
+    else by position; a lone dict whose keys are exactly the parameters becomes keywords, a lone tuple
+    (``[1, 2], 3`` on one line) is spread when the function needs more than one argument; node
     parameters converted from lists."""
     import inspect
 
@@ -373,9 +380,12 @@ def bind_arguments(fn: Callable[..., Any], positional: list[Any], named: dict[st
             positional, kw = list(named.values()), {}
     else:
         kw = {}
+        required = sum(1 for p in params if p.default is inspect.Parameter.empty)
         if (len(positional) == 1 and isinstance(positional[0], dict) and len(names) > 1
                 and set(positional[0]) == set(names)):
             positional, kw = [], dict(positional[0])
+        elif len(positional) == 1 and isinstance(positional[0], tuple) and required > 1:
+            positional = list(positional[0])  # "[1,2,4], 2" on one line: the arguments, comma separated
     by_name = {p.name: p.annotation for p in params if p.annotation is not inspect.Parameter.empty}
     args = [_convert(_node_kind(by_name.get(names[i]) if i < len(names) else None, ns), v, ns)
             for i, v in enumerate(positional)]

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from curation.models import Problem
 from curation.selectors import ReleaseFilter, problems_for_release
 from evaluator.models import EvaluationJob
+from webapp.roles import ADMIN, CURATOR, TRAINER, has_role
 
 #: default for ``settings.EVALUATION_SYNC_MAX_TESTS``: a submission with at most this many tests may be
 #: judged inside the request (``?wait=1``, the judge page); bigger ones always go to the queue
@@ -22,6 +23,18 @@ _LIST_FIELDS = (
     "progress_total", "error", "created_at", "started_at", "finished_at", "updated_at", "created_by_id",
     "problem_id", "stop_on_first_failure",
 )
+
+
+def user_can_submit(user: Any) -> bool:
+    """Judging code (submissions, the judge page) needs the trainer or the curator role."""
+    return has_role(user, TRAINER) or has_role(user, CURATOR)
+
+
+def user_can_cancel(*, job: EvaluationJob, user: Any) -> bool:
+    """A job may be cancelled by its creator or an admin (whether it still can be is the service's call)."""
+    if has_role(user, ADMIN):
+        return True
+    return job.created_by_id is not None and job.created_by_id == getattr(user, "pk", None) and user_can_submit(user)
 
 
 def job_list(*, filters: dict[str, Any] | None = None) -> QuerySet[EvaluationJob]:

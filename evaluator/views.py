@@ -17,7 +17,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from evaluator.api import can_submit
 from evaluator.models import EvaluationJob
 from evaluator.selectors import (
     job_detail,
@@ -26,6 +25,8 @@ from evaluator.selectors import (
     problem_choices,
     submission_fits_request,
     sync_max_tests,
+    user_can_cancel,
+    user_can_submit,
 )
 from evaluator.services import (
     MAX_CODE_CHARS,
@@ -35,7 +36,7 @@ from evaluator.services import (
     evaluation_submit,
     references_verify,
 )
-from webapp.roles import ADMIN, CURATOR, VIEWER, has_role, role_required
+from webapp.roles import CURATOR, VIEWER, has_role, role_required
 
 #: checker choices of the judge page: "" keeps the problem's own checker
 CHECKER_CHOICES = (
@@ -50,7 +51,7 @@ def submitter_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpR
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not can_submit(request.user):
+        if not user_can_submit(request.user):
             raise PermissionDenied("the trainer or curator role is required")
         return view(request, *args, **kwargs)
 
@@ -92,7 +93,7 @@ def job_list_page(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "kinds": EvaluationJob.Kind.choices,
         "statuses": EvaluationJob.Status.choices,
-        "can_submit": can_submit(request.user),
+        "can_submit": user_can_submit(request.user),
         "can_verify": has_role(request.user, CURATOR),
         "verify_form": VerifyForm(),
     })
@@ -104,9 +105,7 @@ def job_detail_page(request: HttpRequest, job_id: int) -> HttpResponse:
         job = job_detail(job_id=job_id)
     except EvaluationJob.DoesNotExist:
         raise Http404("no such evaluation job") from None
-    can_cancel = not job.is_finished and (
-        has_role(request.user, ADMIN) or (job.created_by_id is not None and job.created_by_id == request.user.pk)
-    )
+    can_cancel = not job.is_finished and user_can_cancel(job=job, user=request.user)
     return render(request, "evaluator/job_detail.html", {
         "job": job,
         "problem_ids": job_problem_ids(job=job),

@@ -38,12 +38,16 @@ def downsample_m4(steps: np.ndarray, values: np.ndarray, max_points: int) -> tup
     span = int(steps[-1]) - int(steps[0]) + 1
     # Integer bucket ids so hand-computed boundaries are exact: bucket = (s - s0) * B // span.
     bucket = (steps - steps[0]) * buckets // span  # (n,) non-decreasing
-    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+    starts = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])  # (k,) first index of each bucket
     ends = np.r_[starts[1:], n] - 1
-    # Sorting by (bucket, value) keeps buckets contiguous with the same boundaries, so each bucket's
-    # first sorted element is its argmin and its last the argmax (ties: the earliest index / latest).
-    order = np.lexsort((values, bucket))
-    keep = np.unique(np.concatenate([starts, ends, order[starts], order[ends]]))
+    bucket_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))  # (n,) 0..k-1
+    # Per bucket the earliest index holding its minimum and the latest holding its maximum: every
+    # bucket has at least one hit of each, so the first/last hit per bucket lines up with the buckets.
+    min_hits = np.flatnonzero(values == np.minimum.reduceat(values, starts)[bucket_of])
+    argmin = min_hits[np.r_[0, np.flatnonzero(np.diff(bucket_of[min_hits])) + 1]]
+    max_hits = np.flatnonzero(values == np.maximum.reduceat(values, starts)[bucket_of])
+    argmax = max_hits[np.r_[np.flatnonzero(np.diff(bucket_of[max_hits])), len(max_hits) - 1]]
+    keep = np.unique(np.concatenate([starts, ends, argmin, argmax]))
     return steps[keep], values[keep]
 
 
@@ -61,7 +65,7 @@ def run_metric_arrays(
         qs = qs.filter(chunk__gte=min_step // CHUNK_STEPS)
     if max_step is not None:
         qs = qs.filter(chunk__lte=max_step // CHUNK_STEPS)
-    parts = [unpack(s, v) for s, v in qs.order_by("chunk").values_list("steps", "values")]
+    parts = [unpack(s, v, lo) for s, v, lo in qs.order_by("chunk").values_list("steps", "values", "min_step")]
     if not parts:
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
     steps = np.concatenate([p[0] for p in parts])

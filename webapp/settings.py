@@ -129,6 +129,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Curated coding problems, dataset releases, evaluation and MicroCoder-GRPO training runs.",
     "VERSION": "1.0.0",
     "SERVE_PERMISSIONS": ["webapp.roles.IsViewer"],
+    "ENUM_NAME_OVERRIDES": {
+        "ConstraintKindEnum": "curation.models.ConstraintKind",
+        "DuplicateKindEnum": "curation.models.DuplicateKind",
+        "ConstraintStatusEnum": "curation.models.ConstraintStatus",
+        "ImportStatusEnum": "curation.models.ImportStatus",
+    },
 }
 
 # --- Celery / Redis / Channels --------------------------------------------------------------------
@@ -164,6 +170,8 @@ OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")
 DIFFICULTY_MODEL = env_str("DIFFICULTY_MODEL", "gpt-4o-mini")
 NEAR_DUPLICATE_THRESHOLD = env_float("NEAR_DUPLICATE_THRESHOLD", 0.8)
+#: Overrides of curation.constraints.ConstraintConfig fields, e.g. {"require_reference_solution": False}
+CURATION_CONSTRAINTS: dict[str, object] = {}
 
 LOGGING = {
     "version": 1,

@@ -97,10 +97,8 @@ def import_records(jsonl_file: Callable[..., Path]) -> Callable[..., Any]:
 
 @pytest.fixture(autouse=True)
 def _fast_test_settings(settings: Any, tmp_path: Path) -> None:
-    """Uploads land in a per-test folder, never in the checkout's var/; persona passwords hash with a
-    fast hasher (PBKDF2's million rounds cost ~0.7 s per user on a small CI machine)."""
+    """Uploads land in a per-test folder, never in the checkout's var/."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def shared_file(*parts: str) -> Path:

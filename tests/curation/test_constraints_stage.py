@@ -8,6 +8,7 @@ import pytest
 
 from curation.constraints import ConstraintConfig
 from curation.models import ConstraintResult, Problem, ReferenceSolution, Stage
+from curation.selectors import reference_solutions_to_verify
 from curation.services import (
     problem_judge_case,
     problem_set_reference_verdict,
@@ -105,3 +106,9 @@ def test_it_builds_an_evaluator_case_for_a_stored_problem(checked: Problem) -> N
 
 def test_it_limits_a_judge_case_to_the_first_tests(checked: Problem) -> None:
     assert len(problem_judge_case(checked.pk, "print(1)", max_tests=2)["tests"]) == 2
+
+
+def test_it_lists_reference_solutions_still_waiting_for_the_evaluator(checked: Problem, import_records: Any) -> None:
+    import_records([make_record("p2")])
+    problem_set_reference_verdict(problem_id=checked.pk, passed=True, verdict="AC")
+    assert [s.problem.external_id for s in reference_solutions_to_verify()] == ["p2"]

@@ -124,3 +124,13 @@ def test_it_shows_a_release_with_counts_and_export_links(import_records: Any, cu
 def test_it_reports_an_empty_release_on_the_form(curator: Any, client_as: Any) -> None:
     response = client_as(curator).post(reverse("curation:release-create"), {"name": "none"})
     assert "the filter matches no problems" in response.content.decode()
+
+
+def test_it_lists_problems_in_a_fixed_number_of_queries(
+    import_records: Any, viewer: Any, client_as: Any, django_assert_max_num_queries: Any
+) -> None:
+    import_records([make_record(f"p{i}", tests=20) for i in range(30)])
+    client = client_as(viewer)
+    client.get(reverse("curation:problem-list"))  # warm the session
+    with django_assert_max_num_queries(8):
+        assert client.get(reverse("curation:problem-list")).status_code == 200

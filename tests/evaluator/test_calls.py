@@ -123,3 +123,11 @@ def test_the_prelude_keeps_three_argument_pow(ns: dict[str, Any]) -> None:
     exec("r = pow(3, 4, 5)", ns)
     assert ns["r"] == 1
     assert callable(ns["tree_node"]) and ns["inf"] == math.inf
+
+
+def test_a_comma_separated_line_spreads_over_several_parameters(ns: dict[str, Any]) -> None:
+    def f(coins: list[int], max_jump: int) -> None:
+        return None
+
+    positional, named = calls.parse_call_input("[1,2,4,-1,2], 2")
+    assert calls.bind_arguments(f, positional, named, ns) == ([[1, 2, 4, -1, 2], 2], {})

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from curation.models import ReferenceSolution, Stage
-from evaluator import services
+from evaluator.services import running
 from evaluator.models import EvaluationJob
 from evaluator.services import (
     EvaluationError,
@@ -123,7 +123,7 @@ def test_it_leaves_a_finished_job_untouched_when_delivered_twice(
     job = evaluation_run(
         job_id=evaluation_submit(problem_id=make_problem().pk, code=CORRECT_ADD, user=trainer, enqueue=False).pk
     )
-    monkeypatch.setattr(services, "judge_batch", lambda *a, **k: pytest.fail("a finished job was judged again"))
+    monkeypatch.setattr(running, "judge_batch", lambda *a, **k: pytest.fail("a finished job was judged again"))
     again = evaluation_run(job_id=job.pk)
     assert (again.status, again.results, again.finished_at) == (job.status, job.results, job.finished_at)
 
@@ -162,7 +162,7 @@ def test_it_leaves_the_reference_pending_on_an_infrastructure_error(
     make_problem: Any, curator: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     problem = make_problem()
-    monkeypatch.setattr(services, "judge_batch", ie_verdicts)
+    monkeypatch.setattr(running, "judge_batch", ie_verdicts)
     job = evaluation_run(job_id=references_verify(problem_ids=[problem.pk], user=curator, enqueue=False).pk)
     solution = ReferenceSolution.objects.get(problem=problem)
     assert (solution.verified, solution.verdict) == (False, "")  # never reported as rejected
@@ -193,14 +193,14 @@ def test_it_stops_a_cancelled_job_before_its_next_chunk(
     first, second = make_problem("p1"), make_problem("p2")
     job = references_verify(problem_ids=[first.pk, second.pk], user=curator, enqueue=False)
     settings.EVALUATION_CHUNK_SIZE = 1
-    real_judge = services.judge_batch
+    real_judge = running.judge_batch
 
     def judge_then_cancel(cases: list[dict[str, Any]], **kwargs: Any) -> list[dict[str, Any]]:
         verdicts = real_judge(cases, **kwargs)
         evaluation_cancel(job_id=job.pk, user=curator)  # the curator presses "cancel" mid-chunk
         return verdicts
 
-    monkeypatch.setattr(services, "judge_batch", judge_then_cancel)
+    monkeypatch.setattr(running, "judge_batch", judge_then_cancel)
     job = evaluation_run(job_id=job.pk)
     assert (job.status, job.progress_done) == ("cancelled", 0)
     assert reference_status(first) == reference_status(second) == "pending"
@@ -224,7 +224,7 @@ def test_it_retries_infrastructure_errors_then_fails_the_job(
         calls.append(len(cases))
         raise OSError("cannot start the sandbox: no space left on device")
 
-    monkeypatch.setattr(services, "judge_batch", broken_judge)
+    monkeypatch.setattr(running, "judge_batch", broken_judge)
     run_evaluation.app.conf.task_eager_propagates = False  # eager retries re-apply with the app's setting
     job = evaluation_submit(problem_id=make_problem().pk, code=CORRECT_ADD, user=trainer, enqueue=False)
     result = run_evaluation.apply(args=(job.pk,))
@@ -242,8 +242,13 @@ def test_it_fails_the_job_with_the_reason_when_its_data_cannot_be_judged(
     def unreadable(problem: Any, code: str, **kwargs: Any) -> dict[str, Any]:
         raise ValueError("test 3 of problem 1 is not valid UTF-8")
 
-    monkeypatch.setattr(services, "problem_judge_case", unreadable)
+    monkeypatch.setattr(running, "problem_judge_case", unreadable)
     job = evaluation_submit(problem_id=make_problem().pk, code=CORRECT_ADD, user=trainer, enqueue=False)
     job = evaluation_run(job_id=job.pk)
     assert job.status == "failed"
     assert job.error == "cannot build the judge cases: test 3 of problem 1 is not valid UTF-8"
+
+
+def test_it_routes_the_task_to_the_evaluate_queue() -> None:
+    route = run_evaluation.app.amqp.router.route({}, run_evaluation.name, args=(1,), kwargs={})
+    assert route["queue"].name == "evaluate"

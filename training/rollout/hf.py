@@ -5,8 +5,8 @@ log-probabilities at the sampling temperature and per-token entropies, and the l
 ``generate``'s per-token processor machinery (which dominates the time of small models). Prompts are
 left-padded with explicit position ids; finished sequences are dropped from the batch (and their KV
 cache rows with them) once enough of them have finished, so long stragglers do not pay for short
-answers. Sampling is plain multinomial sampling from softmax(logits / T) (no top-k / top-p), the
-distribution the GRPO ratio assumes.
+answers. Sampling draws from softmax(logits / T) exactly (no top-k / top-p), the distribution the
+GRPO ratio assumes; for a given seed the samples do not depend on when finished rows are dropped.
 """
 
 from __future__ import annotations
@@ -132,7 +132,11 @@ class TransformersEngine:
         for t in range(max_new_tokens):
             logp_all = torch.log_softmax(logits.float() / temperature, dim=-1)  # (B_active, V)
             probs = logp_all.exp()
-            tok = torch.multinomial(probs, 1, generator=gen).squeeze(-1)  # (B_active,)
+            # Exponential race: argmax(p / E) with E ~ Exp(1) samples from p. The noise is drawn for
+            # every row of the chunk, finished or not, so dropping finished rows never changes what
+            # the remaining rows sample.
+            noise = torch.empty((b, probs.shape[-1]), device=device).exponential_(generator=gen)[active]
+            tok = torch.argmax(probs / noise, dim=-1)  # (B_active,)
             tok_logp = logp_all.gather(-1, tok.unsqueeze(-1)).squeeze(-1)
             ent = -(probs * logp_all).nan_to_num(0.0).sum(-1)
             is_eos = torch.isin(tok, eos)

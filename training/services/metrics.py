@@ -74,25 +74,25 @@ def _upsert_columns(run_id: int, columns: Mapping[str, tuple[np.ndarray, np.ndar
         (c.name, c.chunk): c
         for c in MetricChunk.objects.select_for_update().filter(where, run_id=run_id)
     }
-    to_update: list[MetricChunk] = []
-    to_create: list[MetricChunk] = []
+    rows: list[MetricChunk] = []
     empty_steps, empty_values = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
     for (name, chunk), (steps, values) in pieces.items():
-        row = existing.get((name, chunk))
-        old_steps, old_values = row.arrays() if row is not None else (empty_steps, empty_values)
+        old = existing.get((name, chunk))
+        old_steps, old_values = old.arrays() if old is not None else (empty_steps, empty_values)
         merged_steps, merged_values = merge_points(old_steps, old_values, steps, values)
-        if row is None:
-            row = MetricChunk(run_id=run_id, name=name, chunk=chunk)
-            row.set_arrays(merged_steps, merged_values)
-            to_create.append(row)
-        else:
-            row.set_arrays(merged_steps, merged_values)
-            to_update.append(row)
-    if to_update:
-        MetricChunk.objects.bulk_update(to_update, ["steps", "values", "count", "min_step", "max_step"], batch_size=500)
-    if to_create:
-        MetricChunk.objects.bulk_create(to_create, batch_size=500)
-    return len(to_update) + len(to_create)
+        row = MetricChunk(run_id=run_id, name=name, chunk=chunk)
+        row.set_arrays(merged_steps, merged_values)
+        rows.append(row)
+    # One INSERT ... ON CONFLICT DO UPDATE for new and existing chunks alike (the rows are locked above,
+    # so the merge cannot race another writer of the same run).
+    MetricChunk.objects.bulk_create(
+        rows,
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=["run", "name", "chunk"],
+        update_fields=["steps", "values", "count", "min_step", "max_step"],
+    )
+    return len(rows)
 
 
 @transaction.atomic
