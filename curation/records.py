@@ -100,3 +100,18 @@ class ProblemRecord:
         d["tests"] = [TestRecord(**t) for t in d.get("tests") or []]
         d["solutions"] = [SolutionRecord(**s) for s in d.get("solutions") or []]
         return cls(**d)
+
+
+def evaluator_tests(
+    tests: list[dict[str, Any]], checker: dict[str, Any] | None
+) -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """Map stored tests + checker to the evaluator's case fields ``(tests, checker)``.
+
+    Importers store HumanEval/MBPP assert tests as ``TestRecord(input="", output=<test code>)``
+    with ``checker={"kind": "assert"}``; the evaluator expects ``{"input": "", "output": "",
+    "assert": <test code>}`` under its default checker. Every other checker passes through.
+    """
+    checker = dict(checker or {"kind": "lenient"})
+    if checker.get("kind") == "assert":
+        return [{"input": "", "output": "", "assert": t["output"]} for t in tests], {"kind": "lenient"}
+    return [{"input": t["input"], "output": t["output"]} for t in tests], checker

@@ -249,11 +249,11 @@ class _Runner:
         for fd in fds:
             if fd > 2:
                 os.close(fd)
-        sys.stdin = sys.__stdin__ = io.TextIOWrapper(
+        sys.stdin = sys.__stdin__ = io.TextIOWrapper(  # type: ignore[misc]
             io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8", errors="surrogateescape")
-        sys.stdout = sys.__stdout__ = io.TextIOWrapper(
+        sys.stdout = sys.__stdout__ = io.TextIOWrapper(  # type: ignore[misc]
             io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8", errors="surrogateescape")
-        sys.stderr = sys.__stderr__ = io.TextIOWrapper(
+        sys.stderr = sys.__stderr__ = io.TextIOWrapper(  # type: ignore[misc]
             io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
             errors="backslashreplace", line_buffering=True)
 
@@ -433,6 +433,10 @@ class Worker:
             except Exception:  # noqa: BLE001 - an optional module that is not installed
                 pass
         self.prelude = calls.build_prelude_namespace()
+        import gc
+
+        gc.collect()
+        gc.freeze()  # everything so far is shared copy-on-write with the runners: keep the GC off it
 
     # ------------------------------------------------------------------------------ housekeeping
     def _kill_strays(self, keep: int | None) -> None:

@@ -2,9 +2,11 @@
 
 - ``GET /api/evaluations/`` — jobs, newest first (any role); filters ``kind``, ``status``, ``problem``.
 - ``POST /api/evaluations/`` — judge ``code`` against stored problem ``problem`` (trainer or curator):
-  ``{"problem": id, "code": "...", "checker"?: {...}, "stop_on_first_failure"?: true}``. Returns the job
-  (202, queued). With ``?wait=1`` a small submission (at most ``EVALUATION_SYNC_MAX_TESTS`` tests) is
-  judged inside the request and the finished job with its ``verdict`` comes back (200).
+  ``{"problem": id, "code": "...", "checker"?: {...}, "stop_on_first_failure"?: true}``. Returns the job:
+  202 while it is queued, 200 once finished. With ``?wait=1`` a small submission (at most
+  ``EVALUATION_SYNC_MAX_TESTS`` tests, default 200) is judged inside the request, so the finished job
+  with its ``verdict`` comes back; in zero-config mode (eager Celery) every submission finishes in the
+  request.
 - ``GET /api/evaluations/<id>/`` — one job with its results (any role).
 - ``POST /api/evaluations/<id>/cancel/`` — cancel a queued or running job (its creator or an admin).
 - ``POST /api/evaluations/verify-references/`` — judge the reference solutions of ``{"problems": [ids]}``

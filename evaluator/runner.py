@@ -437,14 +437,15 @@ class _Slot:
                     assert self.worker is not None
                     reply, stdout, stderr, result = self.worker.run(test.kind, test.payload, case.limits)
                 except SandboxError as exc:
-                    rec = {"status": "IE", "message": f"sandbox failure: {exc}", "time_s": 0.0, "wall_s": 0.0}
-                    case.record(index, dict(rec, index=index))
-                    case.decide("IE", rec["message"])
+                    message = f"sandbox failure: {exc}"
+                    case.record(index, {"index": index, "status": "IE", "message": message, "time_s": 0.0,
+                                        "wall_s": 0.0})
+                    case.decide("IE", message)
                     return
             rec = _evaluate(case, test, reply, stdout, stderr, result)
             case.record(index, {"index": index, **rec})
             if rec["status"] == "IE":
-                case.decide("IE", rec.get("message", "infrastructure error"))
+                case.decide("IE", str(rec.get("message", "infrastructure error")))
                 return
 
     def _ensure_loaded(self, case: _Case) -> None:

@@ -2,7 +2,9 @@
 
 Thin: take the job id, call ``evaluation_run``. Retries live here: an infrastructure failure (the judge
 pool broke, the database went away) is retried with exponential back-off; after the last retry, or
-when the soft time limit hits, the job is marked ``failed`` with the reason.
+when the soft time limit hits, the job is marked ``failed`` with the reason. Celery enforces time
+limits only in the prefork pool (not with ``--pool=solo``); the judge's own per-test and per-solution
+limits always apply.
 """
 
 from __future__ import annotations

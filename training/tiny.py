@@ -100,7 +100,7 @@ def build_tiny_model(
     texts: Sequence[str],
     sft_pairs: Sequence[tuple[str, str]] = (),
     sft_steps: int = 0,
-    sft_lr: float = 5e-3,
+    sft_lr: float = 3e-3,
     sft_batch: int = 32,
     vocab_size: int = 384,
     hidden_size: int = 64,

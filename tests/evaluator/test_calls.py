@@ -48,19 +48,16 @@ def test_named_arguments_bind_by_name_or_by_position_when_renamed(ns: dict[str, 
 
 
 def test_list_node_parameters_receive_linked_lists(ns: dict[str, Any]) -> None:
-    def f(head: ns["ListNode"] | None, k: int) -> None:  # type: ignore[name-defined]
-        return None
-
-    args, _ = calls.bind_arguments(f, [[1, 2, 3], 2], None, ns)
+    exec("def f(head: Optional[ListNode], k: int) -> None:\n    return None\n", ns)
+    args, _ = calls.bind_arguments(ns["f"], [[1, 2, 3], 2], None, ns)
     assert calls.linked_to_list(args[0]) == [1, 2, 3]
     assert args[1] == 2
 
 
 def test_string_annotations_and_lists_of_nodes_are_understood(ns: dict[str, Any]) -> None:
-    def f(lists: "List[Optional[ListNode]]", root: "Optional[TreeNode]") -> None:  # noqa: UP037
-        return None
-
-    args, _ = calls.bind_arguments(f, [[[1, 4], [], [2]], [1, None, 2]], None, ns)
+    exec("from __future__ import annotations\n"
+         "def f(lists: List[Optional[ListNode]], root: 'Optional[TreeNode]') -> None:\n    return None\n", ns)
+    args, _ = calls.bind_arguments(ns["f"], [[[1, 4], [], [2]], [1, None, 2]], None, ns)
     assert [calls.linked_to_list(n) for n in args[0]] == [[1, 4], [], [2]]
     assert calls.tree_to_list(args[1]) == [1, None, 2]
 

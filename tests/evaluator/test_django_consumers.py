@@ -1,7 +1,7 @@
 """The live job socket ``ws/evaluations/<id>/``: who may listen, and what a listener receives.
 
-The socket is driven through channels' session auth middleware, so users log in with a real session
-cookie exactly as a browser does. These tests need committed data (the consumer reads the database
+The socket is driven through the project's ASGI application (``webapp.asgi``: origin check, session
+auth, routing), so users log in with a real session cookie exactly as a browser does. These tests need committed data (the consumer reads the database
 from its own executor), hence ``transaction=True``.
 """
 
@@ -12,15 +12,11 @@ from typing import Any
 
 import pytest
 from asgiref.sync import async_to_sync
-from channels.auth import AuthMiddlewareStack
 from channels.db import database_sync_to_async
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
-from django.urls import path
 
-from evaluator.consumers import EvaluationJobConsumer
 from evaluator.models import EvaluationJob
 from evaluator.services import evaluation_run, evaluation_submit
 from webapp import realtime
@@ -34,7 +30,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 _eager_and_in_memory = support._eager_and_in_memory
 make_problem = support.make_problem
 
-application = AuthMiddlewareStack(URLRouter([path("ws/evaluations/<int:job_id>/", EvaluationJobConsumer.as_asgi())]))
 
 
 @pytest.fixture
@@ -42,12 +37,15 @@ def job(make_problem: Any, trainer: Any) -> EvaluationJob:
     return evaluation_submit(problem_id=make_problem().pk, code=CORRECT_ADD, user=trainer, enqueue=False)
 
 
-def _cookie(user: Any | None) -> list[tuple[bytes, bytes]]:
+def _browser_headers(user: Any | None) -> list[tuple[bytes, bytes]]:
+    """Headers of a browser on this site: its origin and, when logged in, the session cookie."""
+    headers = [(b"origin", b"http://localhost")]
     if user is None:
-        return []
+        return headers
     client = Client()
     client.force_login(user)
-    return [(b"cookie", f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}".encode())]
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+    return [*headers, (b"cookie", f"{settings.SESSION_COOKIE_NAME}={session}".encode())]
 
 
 def _run(scenario: Callable[[], Awaitable[Any]]) -> Any:
@@ -55,11 +53,13 @@ def _run(scenario: Callable[[], Awaitable[Any]]) -> Any:
 
 
 def _connect(job_id: int, headers: list[tuple[bytes, bytes]]) -> WebsocketCommunicator:
+    from webapp.asgi import application
+
     return WebsocketCommunicator(application, f"/ws/evaluations/{job_id}/", headers=headers)
 
 
 def _refused(job_id: int, user: Any | None) -> tuple[bool, Any]:
-    headers = _cookie(user)  # logging in is synchronous: do it before entering the event loop
+    headers = _browser_headers(user)  # logging in is synchronous: do it before entering the event loop
 
     async def scenario() -> tuple[bool, Any]:
         communicator = _connect(job_id, headers)
@@ -83,7 +83,7 @@ def test_it_refuses_a_socket_for_an_unknown_job(viewer: Any) -> None:
 
 
 def test_it_sends_a_viewer_the_stored_status_on_joining(job: EvaluationJob, viewer: Any) -> None:
-    headers = _cookie(viewer)
+    headers = _browser_headers(viewer)
 
     async def scenario() -> Any:
         communicator = _connect(job.pk, headers)
@@ -99,7 +99,7 @@ def test_it_sends_a_viewer_the_stored_status_on_joining(job: EvaluationJob, view
 
 
 def test_it_forwards_the_progress_a_running_job_publishes_to_a_viewer(job: EvaluationJob, viewer: Any) -> None:
-    headers = _cookie(viewer)
+    headers = _browser_headers(viewer)
 
     async def scenario() -> list[Any]:
         communicator = _connect(job.pk, headers)

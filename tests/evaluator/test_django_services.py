@@ -9,7 +9,6 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from curation.models import ReferenceSolution, Stage
-from evaluator.services import running
 from evaluator.models import EvaluationJob
 from evaluator.services import (
     EvaluationError,
@@ -17,6 +16,7 @@ from evaluator.services import (
     evaluation_run,
     evaluation_submit,
     references_verify,
+    running,
 )
 from evaluator.tasks import run_evaluation
 from webapp import realtime

@@ -122,11 +122,13 @@ def test_a_memory_bomb_is_mle() -> None:
     assert v["verdict"] == "MLE", v
 
 
-def test_an_infinite_loop_is_tle_near_the_cpu_limit() -> None:
+def test_an_infinite_loop_is_tle() -> None:
     start = time.monotonic()
     v = judge("while True:\n    pass\n")
     assert v["verdict"] == "TLE"
-    assert v["tests"][0]["time_s"] >= FAST.time_limit_s
+    test = v["tests"][0]
+    # stopped by the CPU limit, or by the wall limit when the host is too loaded to give it the CPU
+    assert test["time_s"] >= FAST.time_limit_s or test["wall_s"] >= FAST.time_limit_s * FAST.wall_factor
     assert time.monotonic() - start < 10
 
 

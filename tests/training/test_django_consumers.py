@@ -136,3 +136,27 @@ def test_it_forwards_status_changes(run: TrainingRun, trainer: Any) -> None:
 
     event = _run_async(go)
     assert event["type"] == realtime.RUN_STATUS and event["data"]["status"] == "cancelled"
+
+
+def test_it_authenticates_a_browser_session_through_the_projects_asgi_stack(
+    run: TrainingRun, viewer: Any, settings: Any
+) -> None:
+    from django.test import Client
+
+    from webapp.asgi import application
+
+    client = Client()
+    client.force_login(viewer)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+    async def go() -> dict[str, Any]:
+        comm = WebsocketCommunicator(
+            application, f"/ws/runs/{run.pk}/", headers=[(b"cookie", cookie.encode()), (b"origin", b"http://testserver")]
+        )
+        connected, _ = await comm.connect()
+        assert connected
+        got = await comm.receive_json_from(timeout=2)
+        await comm.disconnect()
+        return got
+
+    assert _run_async(go)["data"]["run_id"] == run.pk

@@ -32,6 +32,21 @@ def test_it_merges_new_points_into_sorted_unique_steps_with_the_newest_value_win
     assert values.tolist() == [1.0, 31.0, 4.0, 5.0]
 
 
+def test_it_packs_consecutive_steps_as_nothing_but_the_first_step() -> None:
+    chunk = MetricChunk(name="reward", chunk=0)
+    chunk.set_arrays(np.array([4, 5, 6]), np.array([0.5, 0.25, 1.0]))
+    assert bytes(chunk.steps) == b""
+    steps, values = chunk.arrays()
+    assert steps.tolist() == [4, 5, 6] and values.tolist() == [0.5, 0.25, 1.0]
+
+
+def test_it_packs_steps_with_gaps_explicitly() -> None:
+    chunk = MetricChunk(name="eval/accuracy", chunk=0)
+    chunk.set_arrays(np.array([10, 20, 30]), np.array([0.1, 0.2, 0.3]))
+    assert len(bytes(chunk.steps)) == 3 * 8
+    assert chunk.arrays()[0].tolist() == [10, 20, 30]
+
+
 def test_it_returns_a_series_that_fits_unchanged() -> None:
     steps, values = downsample_m4(np.arange(5), np.array([5.0, 1, 4, 2, 3]), 8)
     assert steps.tolist() == [0, 1, 2, 3, 4]
