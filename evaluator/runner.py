@@ -476,12 +476,16 @@ class JudgePool:
             while len(self.slots) < size:
                 self.slots.append(_Slot(self, len(self.slots)))
 
-    def shutdown(self) -> None:
+    def shutdown(self, timeout_s: float = 5.0) -> None:
+        """Stop the slots after their current job (at most ``timeout_s``), then kill any worker left."""
         with self.lock:
             for _ in self.slots:
                 self.jobs.put(None)
+            deadline = time.monotonic() + timeout_s
             for slot in self.slots:
-                slot.thread.join(timeout=30)
+                slot.thread.join(timeout=max(0.0, deadline - time.monotonic()))
+                if slot.worker is not None:
+                    slot.worker.kill()
             self.slots.clear()
 
 

@@ -182,31 +182,31 @@ def _namespace_flags(root: bool, disable_userns: bool) -> list[str]:
     return flags + (["--disable-userns"] if disable_userns else [])
 
 
+def _probe_bwrap(config: SandboxConfig) -> tuple[bool, str]:
+    """Run ``bwrap <our namespace flags> --ro-bind / / true`` (uncached)."""
+    exe = shutil.which(config.bwrap)
+    if exe is None:
+        return False, f"{config.bwrap!r} not found (install the Debian package 'bubblewrap')"
+    state = (False, "")
+    for disable in (True, False):
+        cmd = [exe, "--die-with-parent", *_namespace_flags(_is_root(), disable), "--ro-bind", "/", "/", "true"]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, timeout=20, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"bwrap did not run: {exc}"
+        if proc.returncode == 0:
+            return True, "" if disable else "no-disable-userns"
+        reason = proc.stderr.decode(errors="replace").strip() or f"exit {proc.returncode}"
+        state = (False, f"bwrap failed: {reason} (user namespaces unavailable?)")
+    return state
+
+
 def bwrap_status(config: SandboxConfig) -> tuple[bool, str]:
     """Whether bubblewrap works here with our flags, and why not. Checked once per executable."""
     with _detect_lock:
-        if config.bwrap in _bwrap_state:
-            return _bwrap_state[config.bwrap]
-        exe = shutil.which(config.bwrap)
-        if exe is None:
-            state = (False, f"{config.bwrap!r} not found (install the Debian package 'bubblewrap')")
-        else:
-            state = (False, "")
-            for disable in (True, False):
-                cmd = [exe, "--die-with-parent", *_namespace_flags(_is_root(), disable), "--ro-bind", "/", "/",
-                       "true"]
-                try:
-                    proc = subprocess.run(cmd, capture_output=True, timeout=20, check=False)
-                except (OSError, subprocess.TimeoutExpired) as exc:
-                    state = (False, f"bwrap did not run: {exc}")
-                    break
-                if proc.returncode == 0:
-                    state = (True, "" if disable else "no-disable-userns")
-                    break
-                reason = proc.stderr.decode(errors="replace").strip() or f"exit {proc.returncode}"
-                state = (False, f"bwrap failed: {reason} (user namespaces unavailable?)")
-        _bwrap_state[config.bwrap] = state
-        return state
+        if config.bwrap not in _bwrap_state:
+            _bwrap_state[config.bwrap] = _probe_bwrap(config)
+        return _bwrap_state[config.bwrap]
 
 
 def _mark_bwrap_broken(config: SandboxConfig, reason: str) -> None:
@@ -310,8 +310,8 @@ class WorkerProcess:
                     self._start_bwrap(disable_userns=note != "no-disable-userns")
                     return
                 except SandboxError as exc:
-                    if mode == "bwrap":
-                        raise
+                    if mode == "bwrap" or _probe_bwrap(self.config)[0]:
+                        raise  # bwrap itself still works: a transient failure, not a reason to degrade
                     _mark_bwrap_broken(self.config, str(exc))
                     note = str(exc)
             elif mode == "bwrap":

@@ -111,6 +111,7 @@ class LossStats:
     clipped_low: float
     clipped_high: float
     kl_sum: float
+    ratio_max_dev: float = 0.0  # max |rho - 1| over loss tokens: 0 on-policy, > 0 off-policy
 
 
 def clipped_policy_loss(
@@ -148,8 +149,10 @@ def clipped_policy_loss(
     with torch.no_grad():
         low = ((ratio < 1.0 - eps_low) & (adv < 0)).to(mask.dtype) * mask
         high = ((ratio > 1.0 + eps_high) & (adv > 0)).to(mask.dtype) * mask
+        dev = float(((ratio - 1.0).abs() * mask).max()) if mask.numel() else 0.0
         stats = LossStats(
-            tokens=float(mask.sum()), clipped_low=float(low.sum()), clipped_high=float(high.sum()), kl_sum=kl_sum
+            tokens=float(mask.sum()), clipped_low=float(low.sum()), clipped_high=float(high.sum()), kl_sum=kl_sum,
+            ratio_max_dev=dev,
         )
     return loss, stats
 

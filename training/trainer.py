@@ -21,6 +21,7 @@ model, is omitted rather than reported as NaN): ``reward``, ``reward_std``, ``fr
 ``timing/reward_s``, ``timing/update_s``, ``timing/step_s``, ``eval/infra_error_rate``,
 ``eval/no_answer_rate``, ``verdict/<V>`` (share of samples with verdict V), ``loss``, ``kl``,
 ``grad_norm``, ``learning_rate``, ``num_tokens`` (cumulative prompt + completion tokens), ``epoch``,
+``policy/ratio_max_dev`` (max |rho - 1| over the step's loss tokens: 0 with one update per rollout),
 ``rollout/logprob_abs_diff`` (mean |engine logprob - trainer logprob| before the first update: 0 up
 to numerics for the transformers engine; the vLLM/trainer mismatch otherwise).
 
@@ -455,7 +456,7 @@ class Trainer:
                     for j, i in enumerate(chunk):
                         old[i] = lp[j, : comps[i].length].detach()
 
-        tokens = low = high = kl_sum = 0.0
+        tokens = low = high = kl_sum = ratio_dev = 0.0
         ent_sum = ent_tokens = 0.0
         diff_sum = diff_tokens = 0.0
         losses: list[float] = []
@@ -505,12 +506,13 @@ class Trainer:
                 low += st.clipped_low
                 high += st.clipped_high
                 kl_sum += st.kl_sum
+                ratio_dev = max(ratio_dev, st.ratio_max_dev)
             if cfg.max_grad_norm > 0:
                 grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)))
             self.optimizer.step()
             losses.append(mb_loss)
 
-        out: dict[str, float] = {"loss": _mean(losses)}
+        out: dict[str, float] = {"loss": _mean(losses), "policy/ratio_max_dev": ratio_dev}
         if grad_norms:
             out["grad_norm"] = _mean(grad_norms)
         if tokens:

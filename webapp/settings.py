@@ -165,6 +165,10 @@ else:
 
 # --- Product settings ------------------------------------------------------------------------------
 EVALUATOR_WORKERS = env_int("EVALUATOR_WORKERS", 0, minimum=0)  # 0 = one per core
+#: a submission with at most this many tests may be judged inside the request (``?wait=1``)
+EVALUATION_SYNC_MAX_TESTS = env_int("EVALUATION_SYNC_MAX_TESTS", 200, minimum=0)
+#: cases per judge_batch call inside an evaluation job (0 = twice the worker count, at least 4)
+EVALUATION_CHUNK_SIZE = env_int("EVALUATION_CHUNK_SIZE", 0, minimum=0)
 RUNS_DIR = env_path("MICROCODER_RUNS_DIR", VAR_DIR / "runs")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL", "")
 OPENAI_API_KEY = env_str("OPENAI_API_KEY", "")

@@ -150,13 +150,17 @@ def test_a_half_written_checkpoint_is_ignored(toy_config: Callable[..., Any], tm
     assert found is not None and found.name == "checkpoint-00000001"
 
 
-def test_several_updates_per_rollout_train_off_policy(toy_config: Callable[..., Any]) -> None:
+def test_one_update_per_rollout_is_exactly_on_policy(toy_config: Callable[..., Any]) -> None:
     seen, on_metrics = _collect()
-    Trainer(toy_config(max_steps=2, updates_per_rollout=2, learning_rate=5e-3), on_metrics=on_metrics,
-            write_logs=False).train()
-    assert all("loss" in m for _, m in seen)
-    # the second minibatch sees a policy the first update moved: ratios leave 1 and some get clipped
-    assert any(m["clip_ratio/region_mean"] > 0 or m["loss"] != 0 for _, m in seen)
+    Trainer(toy_config(max_steps=2, skip_zero_advantage=False), on_metrics=on_metrics, write_logs=False).train()
+    assert all(m["policy/ratio_max_dev"] == 0.0 for _, m in seen)
+
+
+def test_later_updates_of_a_rollout_see_ratios_away_from_one(toy_config: Callable[..., Any]) -> None:
+    seen, on_metrics = _collect()
+    Trainer(toy_config(max_steps=2, updates_per_rollout=2, learning_rate=5e-3, skip_zero_advantage=False),
+            on_metrics=on_metrics, write_logs=False).train()
+    assert any(m["policy/ratio_max_dev"] > 1e-3 for _, m in seen)
 
 
 def test_the_sampled_and_trained_logprobs_agree(toy_config: Callable[..., Any]) -> None:

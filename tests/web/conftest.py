@@ -50,8 +50,16 @@ def asgi_server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[AsgiSe
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
     from twisted.internet import reactor
 
+    from django.db import connections
+
     from webapp.asgi import application
 
+    # Each request runs in a thread of its own; with persistent connections those threads would keep
+    # sessions open on the test database after the run and block dropping it. Close after each request.
+    db_settings = connections.settings
+    saved_max_age = {alias: db_settings[alias].get("CONN_MAX_AGE", 0) for alias in db_settings}
+    for alias in db_settings:
+        db_settings[alias]["CONN_MAX_AGE"] = 0
     ready = threading.Event()
     server = Server(
         application=ASGIStaticFilesHandler(application),
@@ -72,11 +80,11 @@ def asgi_server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[AsgiSe
         host, port = server.listening_addresses[0]
         live = AsgiServer(url=f"http://{host}:{port}", loop=reactor._asyncioEventloop)  # type: ignore[attr-defined]
         yield live
-        from django.db import connections
-
-        live.call(connections.close_all)  # the server thread's connections, or the test DB cannot be dropped
+        live.call(connections.close_all)
         reactor.callFromThread(reactor.stop)  # type: ignore[attr-defined,misc]
         thread.join(10)
+    for alias, max_age in saved_max_age.items():
+        db_settings[alias]["CONN_MAX_AGE"] = max_age
 
 
 @pytest.fixture(scope="module")
