@@ -100,6 +100,9 @@ CALL_VARIANTS: dict[str, tuple[bool, str, Any]] = {
                        lambda vs: any(isinstance(v, list) and len(v) > 1 and v[0] != v[1] for v in vs)),
     "drop_last": (False, "    return value[:-1] if isinstance(value, list) and value else value",
                   lambda vs: any(isinstance(v, list) and v for v in vs)),
+    "sorted": (False, "    return sorted(value) if isinstance(value, list) and all(type(x) is int for x in value) "
+                      "else value",
+               lambda vs: any(isinstance(v, list) and all(type(x) is int for x in v) and v != sorted(v) for v in vs)),
     "flip_bool": (False, "    return (not value) if isinstance(value, bool) else value",
                   lambda vs: any(isinstance(v, bool) for v in vs)),
     "float_off_1e-3": (False, "    return value * (1 + 1e-3) + 1e-3 if isinstance(value, float) else value",
@@ -167,6 +170,9 @@ STDIN_VARIANTS: dict[str, tuple[bool, str, Any]] = {
                            "print(' '.join(tokens))",
                     lambda outs: any(len(set(o.split())) > 1 for o in outs)),
     "drop_last_token": (False, "print(' '.join(tokens[:-1]))", lambda outs: any(o.split() for o in outs)),
+    "sorted_tokens": (False, "print(' '.join(sorted(tokens)))",
+                      lambda outs: any(o.split() != sorted(o.split()) for o in outs)),
+    "extra_token": (False, "print(text.rstrip() + ' 0')", lambda outs: True),
     "yes_no_flip": (False, "flip = {'YES': 'NO', 'NO': 'YES', 'Yes': 'No', 'No': 'Yes'}\n"
                            "print(' '.join(flip.get(t, t) for t in tokens))",
                     lambda outs: any(t in ("YES", "NO", "Yes", "No") for o in outs for t in o.split())),
@@ -228,6 +234,13 @@ SYNTHETIC: dict[str, dict[str, Any]] = {
                     "lines": "print('\\n'.join(f'{x:.8f}' for x in d))"},
         "wrong": {"rounded_3": "print(' '.join(f'{x:.3f}' for x in d))", "swapped": "print(*(d[1:2] + d[:1] + d[2:]))",
                   "squared": "print(' '.join(f'{x * x:.6f}' for x in d))"},
+    },
+    "big_sum": {
+        "gen": lambda r: " ".join(str(r.randint(10 ** 11, 10 ** 12)) for _ in range(r.randint(2, 6))) + "\n",
+        "read": "a = list(map(int, input().split()))\n",
+        "reference": "print(sum(a))",
+        "correct": {"float_form": "print(f'{sum(a)}.0')"},
+        "wrong": {"off_by_one": "print(sum(a) + 1)", "float_rounded": "print(float(sum(a) + 7))"},
     },
     "yes_if_sorted": {
         "gen": lambda r: (lambda a: f"{len(a)}\n{' '.join(map(str, a))}\n")(

@@ -51,7 +51,9 @@ larger default thread stack.
   world-readable), open network connections and see other processes. When the judge is root the runner
   still drops to an unused uid (when the Python installation is world-readable) so it cannot write the
   project, signal the worker or exceed its process limit, and strays are killed by uid; as a normal user
-  the runner keeps the judge's uid and escaped double-forked processes are only caught as orphans.
+  the runner keeps the judge's uid (it could signal the worker, which then shows up as IE) and escaped
+  double-forked processes are only caught as orphans. The working directory lives in the host's /tmp
+  without a size cap (only RLIMIT_FSIZE per file).
 """
 
 from __future__ import annotations

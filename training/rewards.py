@@ -79,11 +79,11 @@ def _get(problem: Any, key: str, default: Any = None) -> Any:
 
 def problem_tests(problem: ProblemRecord | Mapping[str, Any], max_tests: int | None = None) -> list[dict[str, str]]:
     """All tests of a problem (public and hidden) as evaluator ``{"input", "output"}`` dicts."""
-    tests = []
+    tests: list[dict[str, str]] = []
     for t in _get(problem, "tests", []) or []:
         tin = t.get("input") if isinstance(t, Mapping) else t.input
         tout = t.get("output") if isinstance(t, Mapping) else t.output
-        tests.append({"input": tin, "output": tout})
+        tests.append({"input": str(tin), "output": str(tout)})
     return tests[:max_tests] if max_tests else tests
 
 

@@ -34,6 +34,7 @@ import json
 import logging
 import math
 import time
+import typing
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ def load_causal_lm(path: str, dtype: torch.dtype, device: torch.device) -> torch
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
     except TypeError:  # transformers < 4.56 spells it torch_dtype
         model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=dtype)
-    return model.to(device)
+    return typing.cast(torch.nn.Module, model.to(device))  # type: ignore[arg-type]
 
 
 def eos_token_ids(tokenizer: Any, model: Any) -> list[int]:
@@ -186,7 +187,7 @@ class Trainer:
         self.tokenizer = AutoTokenizer.from_pretrained(weights_path)
         self.model = load_causal_lm(weights_path, self.dtype, self.device)
         if cfg.gradient_checkpointing:
-            self.model.gradient_checkpointing_enable()
+            self.model.gradient_checkpointing_enable()  # type: ignore[operator]
         self.model.train()
         self.eos_ids = eos_token_ids(self.tokenizer, self.model)
         pad = self.tokenizer.pad_token_id
@@ -557,7 +558,7 @@ class Trainer:
         truncated = sum(1 for c in comps if c.truncated)
         masked = sum(1 for m in masks if m.masked)
         verdicts = Counter(r.verdict for r in results)
-        group_rewards = [[rewards[i] for i in g if rewards[i] is not None] for g in groups]
+        group_rewards = [[float(r) for i in g if (r := rewards[i]) is not None] for g in groups]
         m: dict[str, float] = {
             "reward": _mean(valid),
             "reward_std": _mean(stds),
@@ -572,7 +573,7 @@ class Trainer:
             "temperature": temperature,
             "temperature/stage": float(self.temperature_policy.stage(step)),
             "diversity": diversity([[comps[i].token_ids for i in g] for g in groups], cfg.temperature.diversity_tokens),
-            "diversity/reward_nonconstant_frac": reward_nonconstant_fraction([[float(x) for x in rs] for rs in group_rewards]),
+            "diversity/reward_nonconstant_frac": reward_nonconstant_fraction(group_rewards),
             "eval/infra_error_rate": verdicts.get("IE", 0) / n if n else float("nan"),
             "eval/no_answer_rate": verdicts.get("NA", 0) / n if n else float("nan"),
             "num_tokens": float(self.num_tokens),

@@ -16,7 +16,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from training import selectors, services
-from training.config import FieldInfo, describe_fields
+from training.config import ConfigError, FieldInfo, config_from_dict, describe_fields
 from training.insights import ASPECTS, INSIGHTS, Insight
 from training.models import TrainingRun
 from webapp.roles import TRAINER, VIEWER, has_role, role_required
@@ -296,6 +296,14 @@ def run_create(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _config_yaml(config: dict[str, Any]) -> str:
+    """The stored config in the core's field order (PostgreSQL's jsonb does not keep key order)."""
+    try:
+        return config_from_dict(config).to_yaml()
+    except (ConfigError, TypeError, ValueError):  # a config written by an older core: show it as stored
+        return yaml.safe_dump(config, sort_keys=True)
+
+
 @role_required(VIEWER)
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     try:
@@ -310,7 +318,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         {
             "run": run,
             "checkpoints": selectors.run_checkpoints(run_id=run_id),
-            "config_yaml": yaml.safe_dump(run.config, sort_keys=False),
+            "config_yaml": _config_yaml(run.config),
             "panels": panels,
             "other_metrics": [n for n in selectors.run_metric_names(run_id=run_id) if n not in known],
             "can_cancel": has_role(request.user, TRAINER) and not run.is_terminal and not run.cancel_requested,

@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from training.config import ConfigError, GRPOConfig, TemperatureStage, config_from_dict, describe_fields, load_config
+from training.config import (
+    ConfigError,
+    GRPOConfig,
+    TemperatureStage,
+    config_from_dict,
+    describe_fields,
+    load_config,
+)
 
 
 def test_defaults_follow_the_microcoder_insights() -> None:

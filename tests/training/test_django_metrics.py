@@ -190,3 +190,18 @@ def test_it_restricts_a_series_to_a_step_range(run: TrainingRun) -> None:
     services.metrics_bulk_record(run_id=run.pk, steps=steps, metrics={"reward": [float(s) for s in steps]})
     series = selectors.run_metric_series(run.pk, ["reward"], max_points=10_000, min_step=600, max_step=1100)
     assert series["reward"]["steps"] == list(range(600, 1101))
+
+
+def test_it_clips_long_texts_in_sample_events_but_stores_them_whole(
+    run: TrainingRun, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks: object
+) -> None:
+    from webapp import realtime
+
+    sent: list[dict[str, object]] = []
+    monkeypatch.setattr(realtime, "publish", lambda group, kind, data: sent.append(data))
+    long = "x" * (services.metrics.EVENT_TEXT_LIMIT + 10)
+    with django_capture_on_commit_callbacks(execute=True):  # type: ignore[operator]
+        services.samples_record(run_id=run.pk, step=1, samples=[{"completion": long}])
+    event_sample = sent[0]["samples"][0]  # type: ignore[index]
+    assert len(event_sample["completion"]) == services.metrics.EVENT_TEXT_LIMIT + 1 and event_sample["clipped_text"]
+    assert RunSample.objects.get(run=run).completion == long

@@ -48,9 +48,8 @@ class AsgiServer:
 def asgi_server(django_db_setup: Any, django_db_blocker: Any) -> Iterator[AsgiServer]:
     from daphne.server import Server
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-    from twisted.internet import reactor
-
     from django.db import connections
+    from twisted.internet import reactor
 
     from webapp.asgi import application
 

@@ -24,7 +24,7 @@ def make_cache(model: torch.nn.Module) -> Any:
     from transformers import DynamicCache
 
     try:
-        return DynamicCache(config=model.config)
+        return DynamicCache(config=model.config)  # type: ignore[arg-type]
     except TypeError:
         return DynamicCache()
 

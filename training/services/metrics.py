@@ -17,6 +17,11 @@ from webapp import realtime
 
 log = logging.getLogger(__name__)
 
+#: characters of prompt/completion a ``RUN_SAMPLES`` event carries per sample (the database keeps all;
+#: the page fetches the full rows on demand). 16 samples of 8K-token completions would otherwise make
+#: every step's event megabytes large.
+EVENT_TEXT_LIMIT = 4000
+
 #: RunSample fields a trainer's sample dict maps to; everything else goes to ``extra``
 _SAMPLE_FIELDS = ("prompt", "completion", "reward", "verdict", "length", "truncated", "masked")
 
@@ -238,9 +243,18 @@ def samples_record(*, run_id: int, step: int, samples: Sequence[Mapping[str, Any
     realtime.publish_on_commit(
         realtime.run_group(run_id),
         realtime.RUN_SAMPLES,
-        {"run_id": run_id, "step": step, "samples": [sample_dict(r) for r in rows]},
+        {"run_id": run_id, "step": step, "samples": [_event_sample(r) for r in rows]},
     )
     return len(rows)
+
+
+def _event_sample(row: RunSample) -> dict[str, Any]:
+    d = sample_dict(row)
+    for key in ("prompt", "completion"):
+        if len(d[key]) > EVENT_TEXT_LIMIT:
+            d[key] = d[key][:EVENT_TEXT_LIMIT] + "…"
+            d["clipped_text"] = True
+    return d
 
 
 __all__ = [

@@ -23,7 +23,6 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from training.checkpoint import MARKER, PREFIX, latest_checkpoint
 from training.config import ConfigError, GRPOConfig, config_from_dict
 from training.insights import check_config
 from training.models import TERMINAL_STATUSES, Checkpoint, RunStatus, TrainingRun
@@ -145,6 +144,7 @@ def checkpoints_sync(*, run_id: int, output_dir: str | Path) -> list[int]:
 
     Returns the steps present. Reads the directory layout of ``training.checkpoint``.
     """
+    from training.checkpoint import MARKER, PREFIX  # imported here: it loads torch, web processes need not
     root = Path(output_dir) / "checkpoints"
     found: dict[int, str] = {}
     if root.is_dir():
@@ -161,6 +161,8 @@ def checkpoints_sync(*, run_id: int, output_dir: str | Path) -> list[int]:
 
 
 def _checkpoint_step(path: Path) -> int:
+    from training.checkpoint import PREFIX
+
     suffix = path.name[len(PREFIX):]
     return int(suffix) if suffix.isdigit() else 0
 
@@ -263,6 +265,8 @@ def run_execute(*, run_id: int, trainer_factory: Callable[..., Any] | None = Non
         # The trainer resumes from the newest checkpoint (or starts over): whatever an earlier attempt
         # recorded after that step is about to be recomputed, so drop it now. on_resume repeats this
         # with the step read from the checkpoint itself.
+        from training.checkpoint import latest_checkpoint
+
         ckpt = latest_checkpoint(out) if config.resume else None
         metrics_truncate_after(run_id=run_id, step=_checkpoint_step(ckpt) if ckpt is not None else 0)
         trainer = trainer_factory(
