@@ -224,6 +224,3 @@ def evaluate_test(case: Case, test: CaseTest, reply: dict[str, Any], stdout: byt
         if stdout and "output" not in rec:
             rec["output"] = stdout[:_HEAD].decode("utf-8", "replace")
     return rec
-
-
-@dataclass

@@ -11,6 +11,7 @@ import collections
 import queue
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from .cases import Case, evaluate_test
@@ -18,6 +19,7 @@ from .config import JudgeConfig, default_config, usable_cores
 from .sandbox import SandboxConfig, SandboxError, WorkerProcess
 
 
+@dataclass
 class Job:
     case: Case
     indices: list[int]

@@ -77,7 +77,7 @@ from . import _protocol as proto
 logger = logging.getLogger("evaluator.sandbox")
 
 _HERE = Path(__file__).resolve().parent
-_JUDGE_FILES = ("_worker.py", "_protocol.py", "calls.py")
+_JUDGE_FILES = ("_worker.py", "_runner.py", "_protocol.py", "calls.py")
 _ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
 _SANDBOX_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -359,7 +359,7 @@ class WorkerProcess:
         # other users (e.g. /root/.pyenv) it keeps CAP_DAC_READ_SEARCH so imports still work
         readable = all(_world_accessible(Path(p)) for p in (
             os.path.realpath(self.config.python), os.path.dirname(os.__file__), _HERE / "_worker.py",
-            _HERE / "calls.py", _HERE / "_protocol.py"))
+            _HERE / "calls.py", _HERE / "_protocol.py", _HERE / "_runner.py"))
         os.chmod(self._fallback_root, 0o711 if root else 0o700)
         env = dict(_SANDBOX_ENV, HOME=self._fallback_root)
         self._spawn([self.config.python, "-I", "-B", str(_HERE / "_worker.py")], env=env,

@@ -28,7 +28,6 @@ from training.config import RewardConfig
 NO_ANSWER = "NA"
 
 Judge = Callable[..., list[dict[str, Any]]]
-RewardFn = Callable[[Mapping[str, Any], str], "float | None"]
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)```", re.DOTALL)
 _OPEN_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*)\Z", re.DOTALL)
@@ -164,8 +163,8 @@ def score_completions(
         results = judge(cases, workers=config.workers, stop_on_first_failure=config.mode == "pass_fail")
         if len(results) != len(cases):
             raise RuntimeError(f"judge returned {len(results)} verdicts for {len(cases)} cases")
-        for case, v in zip(cases, results):
-            verdicts[case["id"]] = v
+        for case, result in zip(cases, results):
+            verdicts[case["id"]] = result
     out = []
     for i, code in enumerate(codes):
         if code is None:

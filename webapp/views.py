@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 from django.apps import apps
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from webapp.roles import user_roles
+from webapp.roles import VIEWER, role_required, user_roles
 
 #: (label, app.Model) counted on the dashboard
 _DASHBOARD_COUNTS = (
@@ -16,7 +15,7 @@ _DASHBOARD_COUNTS = (
 )
 
 
-@login_required
+@role_required(VIEWER)
 def home(request: HttpRequest) -> HttpResponse:
     counts = []
     for label, model_name in _DASHBOARD_COUNTS:
