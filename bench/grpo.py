@@ -31,20 +31,43 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _ours(model_dir: Path, out: Path, args: argparse.Namespace, *, skip_zero: bool, engine: str = "transformers",
-          device: str = "cpu") -> list[dict[str, float]]:
+def _ours(
+    model_dir: Path,
+    out: Path,
+    args: argparse.Namespace,
+    *,
+    skip_zero: bool,
+    engine: str = "transformers",
+    device: str = "cpu",
+) -> list[dict[str, float]]:
     from training.config import load_config
     from training.tiny import toy_problems
     from training.trainer import Trainer
 
-    cfg = load_config(None, {
-        "model": str(model_dir), "output_dir": str(out), "device": device, "max_steps": args.steps,
-        "group_size": args.group, "prompts_per_step": args.prompts, "micro_batch_size": args.prompts * args.group,
-        "learning_rate": args.lr, "max_response_length": args.length, "max_prompt_length": 512,
-        "temperature.value": args.temperature, "checkpoint_interval": 0, "resume": False, "samples_per_step": 0,
-        "skip_zero_advantage": skip_zero, "seed": args.seed, "cpu_threads": args.threads if device == "cpu" else 0,
-        "rollout.engine": engine, "reward.workers": args.workers,
-    })
+    cfg = load_config(
+        None,
+        {
+            "model": str(model_dir),
+            "output_dir": str(out),
+            "device": device,
+            "max_steps": args.steps,
+            "group_size": args.group,
+            "prompts_per_step": args.prompts,
+            "micro_batch_size": args.prompts * args.group,
+            "learning_rate": args.lr,
+            "max_response_length": args.length,
+            "max_prompt_length": 512,
+            "temperature.value": args.temperature,
+            "checkpoint_interval": 0,
+            "resume": False,
+            "samples_per_step": 0,
+            "skip_zero_advantage": skip_zero,
+            "seed": args.seed,
+            "cpu_threads": args.threads if device == "cpu" else 0,
+            "rollout.engine": engine,
+            "reward.workers": args.workers,
+        },
+    )
     stamps: list[float] = []
     metrics: list[dict[str, float]] = []
 
@@ -85,8 +108,13 @@ def _trl(model_dir: Path, out: Path, args: argparse.Namespace) -> list[dict[str,
     dataset = Dataset.from_list(rows * max(1, (args.steps + 2) * args.prompts // len(rows) + 1))
     reward_cfg = RewardConfig(workers=args.workers)
 
-    def evaluator_reward(prompts: list[str], completions: list[str], completion_ids: list[list[int]],
-                         problem_index: list[int], **_: Any) -> list[float | None]:
+    def evaluator_reward(
+        prompts: list[str],
+        completions: list[str],
+        completion_ids: list[list[int]],
+        problem_index: list[int],
+        **_: Any,
+    ) -> list[float | None]:
         truncated = [len(ids) >= args.length and (not ids or ids[-1] != eos) for ids in completion_ids]
         results = score_completions([problems[i] for i in problem_index], completions, truncated, reward_cfg)
         return [r.reward for r in results]
@@ -98,31 +126,63 @@ def _trl(model_dir: Path, out: Path, args: argparse.Namespace) -> list[dict[str,
         def on_step_end(self, *a: Any, **k: Any) -> None:
             stamps.append(time.perf_counter())
 
-        def on_log(self, _args: Any, _state: Any, _control: Any, logs: dict[str, float] | None = None,
-                   **k: Any) -> None:
+        def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            logs = kwargs.get("logs")
             if logs and "completions/mean_length" in logs:
                 lengths.append(float(logs["completions/mean_length"]))
 
     config = GRPOConfig(
-        output_dir=str(out), use_cpu=True, bf16=False, report_to="none", save_strategy="no", logging_steps=1,
-        max_steps=args.steps, learning_rate=args.lr, lr_scheduler_type="constant", warmup_steps=0,
-        weight_decay=0.0, max_grad_norm=1.0, seed=args.seed,
-        per_device_train_batch_size=args.prompts * args.group, gradient_accumulation_steps=1,
-        steps_per_generation=1, num_generations=args.group, num_iterations=1,
-        max_completion_length=args.length, temperature=args.temperature, top_p=1.0, top_k=0,
-        beta=0.0, epsilon=0.2, epsilon_high=0.28, loss_type="dapo", scale_rewards="group",
-        mask_truncated_completions=False, disable_dropout=True, log_completions=False,
-        dataloader_num_workers=0, disable_tqdm=True, log_level="error",
+        output_dir=str(out),
+        use_cpu=True,
+        bf16=False,
+        report_to="none",
+        save_strategy="no",
+        logging_steps=1,
+        max_steps=args.steps,
+        learning_rate=args.lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        seed=args.seed,
+        per_device_train_batch_size=args.prompts * args.group,
+        gradient_accumulation_steps=1,
+        steps_per_generation=1,
+        num_generations=args.group,
+        num_iterations=1,
+        max_completion_length=args.length,
+        temperature=args.temperature,
+        top_p=1.0,
+        top_k=0,
+        beta=0.0,
+        epsilon=0.2,
+        epsilon_high=0.28,
+        loss_type="dapo",
+        scale_rewards="group",
+        mask_truncated_completions=False,
+        disable_dropout=True,
+        log_completions=False,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        log_level="error",
     )
-    trainer = GRPOTrainer(model=model, reward_funcs=[evaluator_reward], args=config, train_dataset=dataset,
-                          processing_class=tokenizer, callbacks=[Clock()])
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=[evaluator_reward],
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        callbacks=[Clock()],
+    )
     for quiet in (PrinterCallback, ProgressCallback):
         trainer.remove_callback(quiet)
     start = time.perf_counter()
     trainer.train()
     ends = [start, *stamps]
-    return [{"bench/step_s": b - a, "completions/mean_length": lengths[i] if i < len(lengths) else float("nan")}
-            for i, (a, b) in enumerate(zip(ends, ends[1:]))]
+    return [
+        {"bench/step_s": b - a, "completions/mean_length": lengths[i] if i < len(lengths) else float("nan")}
+        for i, (a, b) in enumerate(zip(ends, ends[1:]))
+    ]
 
 
 def _summary(name: str, metrics: list[dict[str, float]], warmup: int) -> float:
@@ -144,16 +204,32 @@ def run_cpu(args: argparse.Namespace) -> None:
     from training.tiny import build_toy_model
 
     with tempfile.TemporaryDirectory() as tmp:
-        model_dir = Path(args.model) if args.model else build_toy_model(Path(tmp) / "model", hidden_size=args.hidden,
-                                                                         intermediate_size=2 * args.hidden)
-        print(f"tiny Qwen3 at {model_dir}; {args.prompts} prompts x {args.group} samples, <= {args.length} tokens, "
-              f"T={args.temperature}, {args.steps} steps ({args.warmup} warm-up), torch threads {args.threads}")
+        model_dir = (
+            Path(args.model)
+            if args.model
+            else build_toy_model(
+                Path(tmp) / "model", hidden_size=args.hidden, intermediate_size=2 * args.hidden
+            )
+        )
+        print(
+            f"tiny Qwen3 at {model_dir}; {args.prompts} prompts x {args.group} samples, "
+            f"<= {args.length} tokens, "
+            f"T={args.temperature}, {args.steps} steps ({args.warmup} warm-up), torch threads {args.threads}"
+        )
         trl = _summary("TRL GRPOTrainer", _trl(model_dir, Path(tmp) / "trl", args), args.warmup)
-        ours = _summary("MicroCoder-GRPO (same work)", _ours(model_dir, Path(tmp) / "a", args, skip_zero=False),
-                        args.warmup)
-        default = _summary("MicroCoder-GRPO (default: skip A=0)",
-                           _ours(model_dir, Path(tmp) / "b", args, skip_zero=True), args.warmup)
-        print(f"ratio ours / TRL: {ours / trl:.2f}x (same work), {default / trl:.2f}x (default); target <= 1.0x")
+        ours = _summary(
+            "MicroCoder-GRPO (same work)",
+            _ours(model_dir, Path(tmp) / "a", args, skip_zero=False),
+            args.warmup,
+        )
+        default = _summary(
+            "MicroCoder-GRPO (default: skip A=0)",
+            _ours(model_dir, Path(tmp) / "b", args, skip_zero=True),
+            args.warmup,
+        )
+        print(
+            f"ratio ours / TRL: {ours / trl:.2f}x (same work), {default / trl:.2f}x (default); target <= 1.0x"
+        )
 
 
 def run_gpu(args: argparse.Namespace) -> None:
@@ -169,32 +245,50 @@ def run_gpu(args: argparse.Namespace) -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         # head_dim 64: the size vLLM's attention kernels expect.
-        model_dir = Path(args.model) if args.model else build_toy_model(Path(tmp) / "model", hidden_size=256,
-                                                                         intermediate_size=512, num_heads=4,
-                                                                         num_kv_heads=2)
+        model_dir = (
+            Path(args.model)
+            if args.model
+            else build_toy_model(
+                Path(tmp) / "model", hidden_size=256, intermediate_size=512, num_heads=4, num_kv_heads=2
+            )
+        )
         tok = AutoTokenizer.from_pretrained(model_dir)
-        engine = VLLMEngine(str(model_dir), eos_token_ids=[tok.eos_token_id], max_model_len=args.length + 1024,
-                            gpu_memory_utilization=0.5)
+        engine = VLLMEngine(
+            str(model_dir),
+            eos_token_ids=[tok.eos_token_id],
+            max_model_len=args.length + 1024,
+            gpu_memory_utilization=0.5,
+        )
         problems = toy_problems()
-        prompts = [tok(prompt_text(problems[i % len(problems)]), add_special_tokens=False)["input_ids"]
-                   for i in range(args.prompts)]
-        engine.generate(prompts, n=args.group, temperature=args.temperature, max_new_tokens=args.length, seed=0)
+        prompts = [
+            tok(prompt_text(problems[i % len(problems)]), add_special_tokens=False)["input_ids"]
+            for i in range(args.prompts)
+        ]
+        engine.generate(
+            prompts, n=args.group, temperature=args.temperature, max_new_tokens=args.length, seed=0
+        )
         t0 = time.perf_counter()
-        comps = engine.generate(prompts, n=args.group, temperature=args.temperature, max_new_tokens=args.length, seed=1)
+        comps = engine.generate(
+            prompts, n=args.group, temperature=args.temperature, max_new_tokens=args.length, seed=1
+        )
         dt = time.perf_counter() - t0
         tokens = sum(c.length for c in comps)
-        print(f"vLLM rollout: {tokens} tokens in {dt:.2f} s = {tokens / dt:,.0f} tokens/s "
-              f"({args.prompts} prompts x {args.group}, <= {args.length} tokens)")
+        print(
+            f"vLLM rollout: {tokens} tokens in {dt:.2f} s = {tokens / dt:,.0f} tokens/s "
+            f"({args.prompts} prompts x {args.group}, <= {args.length} tokens)"
+        )
         engine.close()
         del engine
         metrics = _ours(model_dir, Path(tmp) / "gpu", args, skip_zero=True, engine="vllm", device="cuda")
-        kept = metrics[args.warmup:]
+        kept = metrics[args.warmup :]
         for key in ("timing/generate_s", "timing/reward_s", "timing/update_s", "timing/step_s"):
             print(f"{key:<20} {statistics.mean(m[key] for m in kept):8.3f} s")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--gpu", action="store_true", help="vLLM rollout tokens/s and the step-time split")
     parser.add_argument("--model", help="model directory or HF id (default: build the tiny toy model)")
     parser.add_argument("--steps", type=int, default=12)
@@ -204,8 +298,12 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=32)
     parser.add_argument("--hidden", type=int, default=64, help="hidden size of the CPU tiny model")
     parser.add_argument("--temperature", type=float, default=1.0)
-    parser.add_argument("--lr", type=float, default=1e-5,
-                        help="small by default so both policies stay near the start and lengths stay comparable")
+    parser.add_argument(
+        "--lr",
+        type=float,
+        default=1e-5,
+        help="small by default so both policies stay near the start and lengths stay comparable",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (both trainers)")
     parser.add_argument("--workers", type=int, default=2, help="evaluator workers (both trainers)")
     parser.add_argument("--seed", type=int, default=0)

@@ -4,7 +4,7 @@ Started by :mod:`evaluator.sandbox` as ``python -I -B _worker.py FD`` where FD i
 judge. Protocol (frames from :mod:`_protocol`): the judge sends ``init`` once, then per solution
 ``load`` (code), ``run`` (one test) any number of times and ``unload``; every request gets one reply.
 
-Per solution the worker forks a *runner*: it drops privileges, applies the rlimits, compiles the code
+Per solution the worker forks a *runner* (:mod:`_runner`): it drops privileges, applies the rlimits, compiles the code
 (and, in call mode, executes the module once), then runs the tests it is sent one at a time in its own
 process, each with fresh memfds wired to fds 0, 1 and 2. The worker watches the runner's CPU time (from
 /proc, so the runner cannot lie about it) and wall time, kills it on a limit, kills every other process
@@ -12,7 +12,8 @@ the solution left behind after each test, and forks a new runner when the previo
 ``os._exit``, timeout). All verdict-relevant facts (limits, death, output size) are established here;
 what the runner says about itself is only trusted for the solution's own disadvantage.
 
-Standard library only: this file is bind-mounted into the sandbox next to _protocol.py and calls.py.
+Standard library only: this file is bind-mounted into the sandbox next to _runner.py, _protocol.py and
+calls.py.
 """
 
 from __future__ import annotations

@@ -33,8 +33,9 @@ set as the expected value.
 ``strict`` mirrors LiveCodeBench's grader: output and expected are stripped, split into lines, each line
 stripped; the line counts must match and each pair must be equal as text or as a list of
 ``decimal.Decimal`` tokens (so ``2.50`` = ``2.5`` but ``0.3333333`` != ``0.33333333``). In call mode the
-expected text is parsed as JSON and compared with Python ``==`` (``(1, 2)`` != ``[1, 2]``), or the
-value's ``str()`` must equal it.
+expected text is parsed as JSON and compared with Python ``==`` after a top-level tuple becomes a list,
+as LiveCodeBench does (so ``(1, 2)`` = ``[1, 2]`` but ``[(1, 2)]`` != ``[[1, 2]]``), or the value's
+``str()`` must equal it.
 
 ``icpc`` implements the default output validator of the ICPC problem package format (the Kattis
 ``default_validator``): tokens split on ASCII whitespace; ``case_sensitive`` (default: tokens compared
@@ -405,8 +406,10 @@ def compare_value(expected: str, actual: Any, checker: Checker | Mapping[str, An
     if text == expected:
         return True, "exact" if checker.kind == "lenient" else "strict"
     if checker.kind == "strict":
+        # LiveCodeBench turns a top-level tuple into a list before comparing; nested tuples stay.
+        candidate = list(actual) if isinstance(actual, tuple) else actual
         try:
-            return bool(json.loads(expected) == actual), "strict"
+            return bool(json.loads(expected) == candidate), "strict"
         except (ValueError, TypeError):
             return False, "strict"
     value = parse_expected(expected) if parsed is _UNSET else parsed

@@ -32,6 +32,8 @@ split into interleaved chunks judged in parallel. Limits: ``time_limit_s`` CPU s
 ``wall_factor * time_limit_s + wall_extra_s`` wall seconds per test, ``solution_time_limit_s`` wall
 seconds for all tests of a solution (then ``TLE``). Watchdog: every request to a worker has a deadline;
 a worker that misses it (or dies) is killed and replaced and the request retried once, then ``IE``.
+Implementation: :mod:`evaluator.config` (``JudgeConfig``), :mod:`evaluator.cases` (validation, verdict),
+:mod:`evaluator.pool` (slots, scheduling, watchdog).
 """
 
 

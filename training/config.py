@@ -116,7 +116,8 @@ class TemperatureConfig:
         if self.policy == "staged":
             _require(
                 bool(self.stages) and self.stages[0].start_step <= 1,
-                "temperature.policy 'staged' needs temperature.stages whose first stage starts at step 0 or 1, "
+                "temperature.policy 'staged' needs temperature.stages whose first stage starts at step 0 "
+                "or 1, "
                 "e.g. [{start_step: 0, value: 0.6}, {start_step: 140, value: 1.8}].",
             )
         if self.policy == "diversity":
@@ -130,7 +131,8 @@ class TemperatureConfig:
             )
         _require(
             0.0 <= self.target_diversity <= 1.0,
-            f"temperature.target_diversity is a normalized edit distance in [0, 1], got {self.target_diversity}.",
+            "temperature.target_diversity is a normalized edit distance in [0, 1], got "
+            f"{self.target_diversity}.",
         )
         _require(self.selection_prompts >= 1, "temperature.selection_prompts must be >= 1.")
         _require(self.diversity_tokens >= 1, "temperature.diversity_tokens must be >= 1.")
@@ -148,18 +150,24 @@ class MaskConfig:
     )
     probability: float = field(
         default=0.1,
-        metadata=_help("p of the Bernoulli draw of the conditional mask. 0.1 is the paper's setting; 0.3 "
-                       "already behaves like masking all."),
+        metadata=_help(
+            "p of the Bernoulli draw of the conditional mask. 0.1 is the paper's setting; 0.3 "
+            "already behaves like masking all."
+        ),
     )
     repeat_window: int = field(
         default=128,
-        metadata=_help("m: a truncated response whose last m tokens equal the m before them is a repetition "
-                       "loop and keeps its negative signal (never masked)."),
+        metadata=_help(
+            "m: a truncated response whose last m tokens equal the m before them is a repetition "
+            "loop and keeps its negative signal (never masked)."
+        ),
     )
     ngram_size: int = field(
         default=4,
-        metadata=_help("n of the n-gram repetition test on the last 2*m tokens (catches loops whose period "
-                       "does not divide m)."),
+        metadata=_help(
+            "n of the n-gram repetition test on the last 2*m tokens (catches loops whose period "
+            "does not divide m)."
+        ),
     )
     ngram_repeat_threshold: float = field(
         default=0.5,
@@ -186,17 +194,25 @@ class MaskConfig:
 @dataclass(frozen=True)
 class ClipConfig:
     eps_low: float = field(
-        default=0.2, metadata=_help("Lower clip: the ratio is clipped at 1 - eps_low for negative advantages.")
+        default=0.2,
+        metadata=_help("Lower clip: the ratio is clipped at 1 - eps_low for negative advantages."),
     )
     eps_high: float = field(
         default=0.28,
-        metadata=_help("Upper clip ('clip-higher'): the ratio is clipped at 1 + eps_high for positive "
-                       "advantages. DAPO's 0.28 is the default; a value above eps_low sustains diversity."),
+        metadata=_help(
+            "Upper clip ('clip-higher'): the ratio is clipped at 1 + eps_high for positive "
+            "advantages. DAPO's 0.28 is the default; a value above eps_low sustains diversity."
+        ),
     )
 
     def __post_init__(self) -> None:
-        _require(0.0 < self.eps_low < 1.0, f"clip.eps_low must be in (0, 1), got {self.eps_low}; default 0.2.")
-        _require(0.0 < self.eps_high <= 10.0, f"clip.eps_high must be in (0, 10], got {self.eps_high}; default 0.28.")
+        _require(
+            0.0 < self.eps_low < 1.0, f"clip.eps_low must be in (0, 1), got {self.eps_low}; default 0.2."
+        )
+        _require(
+            0.0 < self.eps_high <= 10.0,
+            f"clip.eps_high must be in (0, 10], got {self.eps_high}; default 0.28.",
+        )
 
 
 @dataclass(frozen=True)
@@ -211,14 +227,18 @@ class RewardConfig:
     )
     mode: Literal["pass_fail", "fraction"] = field(
         default="pass_fail",
-        metadata=_help("'pass_fail': 1 when every test passes, else 0; 'fraction': the share of tests passed."),
+        metadata=_help(
+            "'pass_fail': 1 when every test passes, else 0; 'fraction': the share of tests passed."
+        ),
     )
     workers: int | None = field(
         default=None, metadata=_help("Parallel judge processes; empty = the evaluator's default (CPU count).")
     )
     max_tests: int | None = field(
         default=None,
-        metadata=_help("Judge at most this many tests per problem (hundreds of tests stall training); empty = all."),
+        metadata=_help(
+            "Judge at most this many tests per problem (hundreds of tests stall training); empty = all."
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -226,7 +246,10 @@ class RewardConfig:
             self.checker in ("problem", "lenient", "strict"),
             f"reward.checker must be problem, lenient or strict, got {self.checker!r}.",
         )
-        _require(self.mode in ("pass_fail", "fraction"), f"reward.mode must be pass_fail or fraction, got {self.mode!r}.")
+        _require(
+            self.mode in ("pass_fail", "fraction"),
+            f"reward.mode must be pass_fail or fraction, got {self.mode!r}.",
+        )
         _require(self.workers is None or self.workers >= 1, "reward.workers must be >= 1 or empty.")
         _require(self.max_tests is None or self.max_tests >= 1, "reward.max_tests must be >= 1 or empty.")
 
@@ -242,28 +265,41 @@ class DatasetConfig:
     )
 
     def __post_init__(self) -> None:
-        _require(self.max_problems is None or self.max_problems >= 1, "dataset.max_problems must be >= 1 or empty.")
+        _require(
+            self.max_problems is None or self.max_problems >= 1, "dataset.max_problems must be >= 1 or empty."
+        )
 
 
 @dataclass(frozen=True)
 class RolloutConfig:
     engine: Literal["transformers", "vllm"] = field(
         default="transformers",
-        metadata=_help("Rollout engine: 'transformers' (CPU or GPU, batched KV-cache sampling) or 'vllm' "
-                       "(GPU only; the policy weights are synced into it after each update)."),
+        metadata=_help(
+            "Rollout engine: 'transformers' (CPU or GPU, batched KV-cache sampling) or 'vllm' "
+            "(GPU only; the policy weights are synced into it after each update)."
+        ),
     )
     batch_size: int = field(
         default=0,
-        metadata=_help("Sequences generated together by the transformers engine; 0 = the whole step at once."),
+        metadata=_help(
+            "Sequences generated together by the transformers engine; 0 = the whole step at once."
+        ),
     )
     gpu_memory_utilization: float = field(
         default=0.35,
-        metadata=_help("vLLM: share of GPU memory for its weights and KV cache (it shares the GPU with training)."),
+        metadata=_help(
+            "vLLM: share of GPU memory for its weights and KV cache (it shares the GPU with training)."
+        ),
     )
-    enforce_eager: bool = field(default=False, metadata=_help("vLLM: disable CUDA graphs (slower, less memory)."))
+    enforce_eager: bool = field(
+        default=False, metadata=_help("vLLM: disable CUDA graphs (slower, less memory).")
+    )
 
     def __post_init__(self) -> None:
-        _require(self.engine in ("transformers", "vllm"), f"rollout.engine must be transformers or vllm, got {self.engine!r}.")
+        _require(
+            self.engine in ("transformers", "vllm"),
+            f"rollout.engine must be transformers or vllm, got {self.engine!r}.",
+        )
         _require(self.batch_size >= 0, "rollout.batch_size must be >= 0 (0 = all at once).")
         _require(
             0.05 <= self.gpu_memory_utilization <= 0.95,
@@ -279,7 +315,8 @@ class PromptConfig:
     )
     system_prompt: str = field(default="", metadata=_help("Optional system message (chat template only)."))
     enable_thinking: bool | None = field(
-        default=None, metadata=_help("Passed to Qwen3 chat templates as enable_thinking; empty = template default.")
+        default=None,
+        metadata=_help("Passed to Qwen3 chat templates as enable_thinking; empty = template default."),
     )
 
     def __post_init__(self) -> None:
@@ -296,59 +333,93 @@ class GRPOConfig:
     )
     dataset: DatasetConfig = field(default_factory=DatasetConfig, metadata=_help("Training problems."))
     output_dir: str = field(
-        default="runs/grpo", metadata=_help("Where metrics.jsonl, samples.jsonl, config.yaml and checkpoints go.")
+        default="runs/grpo",
+        metadata=_help("Where metrics.jsonl, samples.jsonl, config.yaml and checkpoints go."),
     )
     max_steps: int = field(default=300, metadata=_help("Training steps (one rollout batch each)."))
-    group_size: int = field(default=8, metadata=_help("G: responses sampled per prompt; advantages are group-relative."))
+    group_size: int = field(
+        default=8, metadata=_help("G: responses sampled per prompt; advantages are group-relative.")
+    )
     prompts_per_step: int = field(
         default=64, metadata=_help("Prompts per rollout batch. 64 was best of 32 / 64 / 128 in MicroCoder.")
     )
     updates_per_rollout: int = field(
         default=1,
-        metadata=_help("Optimizer updates per rollout batch: the batch is split into this many minibatches of "
-                       "whole groups. 1 = fully on-policy; more updates reuse samples (off-policy)."),
+        metadata=_help(
+            "Optimizer updates per rollout batch: the batch is split into this many minibatches of "
+            "whole groups. 1 = fully on-policy; more updates reuse samples (off-policy)."
+        ),
     )
     micro_batch_size: int = field(
         default=4, metadata=_help("Sequences per forward/backward pass (gradient accumulation); memory only.")
     )
     learning_rate: float = field(default=1e-6, metadata=_help("AdamW learning rate."))
-    lr_warmup_steps: int = field(default=0, metadata=_help("Linear learning-rate warm-up over this many steps."))
+    lr_warmup_steps: int = field(
+        default=0, metadata=_help("Linear learning-rate warm-up over this many steps.")
+    )
     weight_decay: float = field(default=0.0, metadata=_help("AdamW weight decay."))
     max_grad_norm: float = field(default=1.0, metadata=_help("Gradient clipping norm; 0 disables clipping."))
     max_response_length: int = field(
         default=8192,
-        metadata=_help("L_max: response token cap. Larger caps give higher final accuracy; starting small does "
-                       "lasting damage."),
+        metadata=_help(
+            "L_max: response token cap. Larger caps give higher final accuracy; starting small does "
+            "lasting damage."
+        ),
     )
     max_prompt_length: int = field(
         default=2048, metadata=_help("Prompts longer than this (in tokens) are left out of the dataset.")
     )
     kl_coef: float = field(
         default=0.0,
-        metadata=_help("beta of the k3 KL penalty against the initial policy. 0 (MicroCoder) loads no reference "
-                       "model; KL shrinks diversity and gives rise-then-fall accuracy."),
+        metadata=_help(
+            "beta of the k3 KL penalty against the initial policy. 0 (MicroCoder) loads no reference "
+            "model; KL shrinks diversity and gives rise-then-fall accuracy."
+        ),
     )
     clip: ClipConfig = field(default_factory=ClipConfig, metadata=_help("Asymmetric PPO clip range."))
-    temperature: TemperatureConfig = field(default_factory=TemperatureConfig, metadata=_help("Temperature policy."))
+    temperature: TemperatureConfig = field(
+        default_factory=TemperatureConfig, metadata=_help("Temperature policy.")
+    )
     mask: MaskConfig = field(default_factory=MaskConfig, metadata=_help("Truncation mask."))
     reward: RewardConfig = field(default_factory=RewardConfig, metadata=_help("Evaluator rewards."))
     rollout: RolloutConfig = field(default_factory=RolloutConfig, metadata=_help("Rollout engine."))
     prompt: PromptConfig = field(default_factory=PromptConfig, metadata=_help("Prompt rendering."))
     skip_zero_advantage: bool = field(
         default=True,
-        metadata=_help("Leave samples whose advantage is 0 out of the update's forward pass when kl_coef is 0: "
-                       "loss and gradient are unchanged (they still count in the token normalizer), only time "
-                       "is saved."),
+        metadata=_help(
+            "Leave samples whose advantage is 0 out of the update's forward pass when kl_coef is 0: "
+            "loss and gradient are unchanged (they still count in the token normalizer), only time "
+            "is saved."
+        ),
     )
-    seed: int = field(default=0, metadata=_help("Seed of prompt order, sampling, mask draws and initialization."))
-    device: str = field(default="auto", metadata=_help("'auto' (cuda when available), 'cpu', 'cuda' or 'cuda:N'."))
+    seed: int = field(
+        default=0, metadata=_help("Seed of prompt order, sampling, mask draws and initialization.")
+    )
+    device: str = field(
+        default="auto", metadata=_help("'auto' (cuda when available), 'cpu', 'cuda' or 'cuda:N'.")
+    )
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = field(
-        default="auto", metadata=_help("Policy weights dtype: 'auto' = bfloat16 on GPU, float32 on CPU.")
+        default="auto",
+        metadata=_help(
+            "Dtype of the trained weights and optimizer state: 'auto' = float32 (at RL learning rates "
+            "of ~1e-6, bfloat16 weights round most updates away)."
+        ),
     )
-    gradient_checkpointing: bool = field(default=False, metadata=_help("Recompute activations to save memory."))
+    mixed_precision: Literal["auto", "no", "bf16"] = field(
+        default="auto",
+        metadata=_help(
+            "Autocast forward passes: 'auto' = bfloat16 on CUDA, none on CPU; log-probabilities are "
+            "always computed in float32."
+        ),
+    )
+    gradient_checkpointing: bool = field(
+        default=False, metadata=_help("Recompute activations to save memory.")
+    )
     cpu_threads: int = field(
         default=0,
-        metadata=_help("torch intra-op threads (CPU work); 0 = torch's default. Tiny models run fastest with 1."),
+        metadata=_help(
+            "torch intra-op threads (CPU work); 0 = torch's default. Tiny models run fastest with 1."
+        ),
     )
     checkpoint_interval: int = field(
         default=50, metadata=_help("Save a checkpoint every N steps (and at the end); 0 = only at the end.")
@@ -358,27 +429,42 @@ class GRPOConfig:
         default=True, metadata=_help("Resume from the newest checkpoint in output_dir when there is one.")
     )
     samples_per_step: int = field(
-        default=16, metadata=_help("Rows of the per-step sample table (whole groups first); -1 = every sample.")
+        default=16,
+        metadata=_help("Rows of the per-step sample table (whole groups first); -1 = every sample."),
     )
 
     def __post_init__(self) -> None:
         _require(bool(self.model.strip()), "model must be a Hugging Face id or a local model directory.")
         _require(self.max_steps >= 1, f"max_steps must be >= 1, got {self.max_steps}.")
-        _require(self.group_size >= 2, f"group_size must be >= 2 (advantages compare a group's responses), got {self.group_size}.")
+        _require(
+            self.group_size >= 2,
+            f"group_size must be >= 2 (advantages compare a group's responses), got {self.group_size}.",
+        )
         _require(self.prompts_per_step >= 1, f"prompts_per_step must be >= 1, got {self.prompts_per_step}.")
-        _require(self.updates_per_rollout >= 1, f"updates_per_rollout must be >= 1, got {self.updates_per_rollout}.")
+        _require(
+            self.updates_per_rollout >= 1,
+            f"updates_per_rollout must be >= 1, got {self.updates_per_rollout}.",
+        )
         _require(
             self.prompts_per_step % self.updates_per_rollout == 0,
             f"prompts_per_step ({self.prompts_per_step}) must be a multiple of updates_per_rollout "
             f"({self.updates_per_rollout}) so every minibatch holds whole groups.",
         )
         _require(self.micro_batch_size >= 1, f"micro_batch_size must be >= 1, got {self.micro_batch_size}.")
-        _require(0.0 < self.learning_rate < 1.0, f"learning_rate must be in (0, 1), got {self.learning_rate}; try 1e-6.")
+        _require(
+            0.0 < self.learning_rate < 1.0,
+            f"learning_rate must be in (0, 1), got {self.learning_rate}; try 1e-6.",
+        )
         _require(self.lr_warmup_steps >= 0, "lr_warmup_steps must be >= 0.")
         _require(self.weight_decay >= 0.0, "weight_decay must be >= 0.")
         _require(self.max_grad_norm >= 0.0, "max_grad_norm must be >= 0 (0 disables clipping).")
-        _require(self.max_response_length >= 1, f"max_response_length must be >= 1, got {self.max_response_length}.")
-        _require(self.max_prompt_length >= 1, f"max_prompt_length must be >= 1, got {self.max_prompt_length}.")
+        _require(
+            self.max_response_length >= 1,
+            f"max_response_length must be >= 1, got {self.max_response_length}.",
+        )
+        _require(
+            self.max_prompt_length >= 1, f"max_prompt_length must be >= 1, got {self.max_prompt_length}."
+        )
         _require(self.kl_coef >= 0.0, f"kl_coef must be >= 0, got {self.kl_coef}; MicroCoder uses 0.")
         _require(self.checkpoint_interval >= 0, "checkpoint_interval must be >= 0 (0 = only at the end).")
         _require(self.checkpoint_keep >= 1, "checkpoint_keep must be >= 1.")
@@ -388,7 +474,11 @@ class GRPOConfig:
             self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
             f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}.",
         )
-        _require(self.dtype in ("auto", "float32", "bfloat16", "float16"), f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}.")
+        _require(self.mixed_precision in ("auto", "no", "bf16"), "mixed_precision must be auto, no or bf16.")
+        _require(
+            self.dtype in ("auto", "float32", "bfloat16", "float16"),
+            f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}.",
+        )
         if self.rollout.engine == "vllm":
             _require(self.device != "cpu", "rollout.engine 'vllm' needs a GPU: set device to auto or cuda.")
 
@@ -434,7 +524,12 @@ def _coerce(tp: Any, value: Any, path: str) -> Any:
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         if isinstance(value, tp):
             return value
-        if isinstance(tp, type) and tp is TemperatureStage and isinstance(value, list | tuple) and len(value) == 2:
+        if (
+            isinstance(tp, type)
+            and tp is TemperatureStage
+            and isinstance(value, list | tuple)
+            and len(value) == 2
+        ):
             value = {"start_step": value[0], "value": value[1]}
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path} must be a mapping of fields, got {value!r}.")
@@ -486,7 +581,9 @@ def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     unknown = [k for k in data if k not in names]
     if unknown:
         where = f"{prefix}." if prefix else ""
-        raise ConfigError(f"unknown field(s) {', '.join(where + k for k in unknown)}; known: {', '.join(names)}.")
+        raise ConfigError(
+            f"unknown field(s) {', '.join(where + k for k in unknown)}; known: {', '.join(names)}."
+        )
     kwargs = {k: _coerce(hints[k], v, f"{prefix}.{k}" if prefix else k) for k, v in data.items()}
     return cls(**kwargs)
 
@@ -529,7 +626,9 @@ def parse_override(text: str) -> tuple[str, Any]:
     return key.strip(), yaml.safe_load(raw) if raw.strip() else ""
 
 
-def load_config(path: str | Path | None = None, overrides: Iterable[str] | Mapping[str, Any] = ()) -> GRPOConfig:
+def load_config(
+    path: str | Path | None = None, overrides: Iterable[str] | Mapping[str, Any] = ()
+) -> GRPOConfig:
     """Read a YAML config (or start from the defaults when ``path`` is None) and apply overrides.
 
     ``overrides`` are ``"dotted.path=value"`` strings (values parsed as YAML) or a mapping of dotted
@@ -574,7 +673,11 @@ def describe_fields(cls: type = GRPOConfig, prefix: str = "") -> list[FieldInfo]
             default = f.default_factory()
         else:
             default = None
-        out.append(FieldInfo(path=path, type=_type_name(tp), default=_to_plain(default), help=f.metadata.get("help", "")))
+        out.append(
+            FieldInfo(
+                path=path, type=_type_name(tp), default=_to_plain(default), help=f.metadata.get("help", "")
+            )
+        )
     return out
 
 

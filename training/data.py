@@ -32,8 +32,10 @@ def load_release(path: str | Path, *, max_problems: int | None = None) -> list[P
     """Problems of a release JSONL file, in file order (blank lines ignored)."""
     p = Path(path)
     if not p.is_file():
-        raise FileNotFoundError(f"dataset.release {str(p)!r} is not a file: export a release as JSONL and point "
-                                "dataset.release at it")
+        raise FileNotFoundError(
+            f"dataset.release {str(p)!r} is not a file: export a release as JSONL and point "
+            "dataset.release at it"
+        )
     problems: list[ProblemRecord] = []
     with p.open(encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):

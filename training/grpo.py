@@ -24,8 +24,14 @@ from training.insights import check_config
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m training.grpo", description="Run MicroCoder-GRPO.")
     parser.add_argument("--config", help="YAML config file (fields of training.config.GRPOConfig)")
-    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE",
-                        help="override a field, e.g. --set mask.probability=0.2 (repeatable)")
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a field, e.g. --set mask.probability=0.2 (repeatable)",
+    )
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("--list-fields", action="store_true", help="list every config field with its help")
     parser.add_argument("--quiet", action="store_true", help="no per-step progress lines on stderr")
@@ -74,8 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         result = trainer.train()
     finally:
         trainer.close()
-    print(json.dumps({"last_step": result.last_step, "stopped": result.stopped, "resumed_from": result.resumed_from,
-                      "output_dir": result.output_dir}))
+    print(
+        json.dumps(
+            {
+                "last_step": result.last_step,
+                "stopped": result.stopped,
+                "resumed_from": result.resumed_from,
+                "output_dir": result.output_dir,
+            }
+        )
+    )
     return 0
 
 

@@ -151,7 +151,10 @@ def clipped_policy_loss(
         high = ((ratio > 1.0 + eps_high) & (adv > 0)).to(mask.dtype) * mask
         dev = float(((ratio - 1.0).abs() * mask).max()) if mask.numel() else 0.0
         stats = LossStats(
-            tokens=float(mask.sum()), clipped_low=float(low.sum()), clipped_high=float(high.sum()), kl_sum=kl_sum,
+            tokens=float(mask.sum()),
+            clipped_low=float(low.sum()),
+            clipped_high=float(high.sum()),
+            kl_sum=kl_sum,
             ratio_max_dev=dev,
         )
     return loss, stats

@@ -46,7 +46,9 @@ def ngram_repeat_ratio(tokens: Sequence[int], n: int) -> float:
     return 1.0 - len(grams) / total
 
 
-def is_repetition_loop(tokens: Sequence[int], *, window: int, ngram_size: int, ngram_threshold: float) -> bool:
+def is_repetition_loop(
+    tokens: Sequence[int], *, window: int, ngram_size: int, ngram_threshold: float
+) -> bool:
     """Condition (c) fails: the tail is a loop by the exact block test or the n-gram test.
 
     The n-gram test looks at the last ``2 * window`` tokens (or the whole response when shorter): the
@@ -83,8 +85,11 @@ def conditional_mask_one(
     """MicroCoder's four-condition mask for one response (``uniform`` is its U(0, 1) draw)."""
     not_wrong = not is_judged_wrong(verdict)
     # The loop test only matters for truncated responses; skip it otherwise (it costs O(length)).
-    no_loop = (not is_repetition_loop(tokens, window=window, ngram_size=ngram_size, ngram_threshold=ngram_threshold)
-               if truncated else True)
+    no_loop = (
+        not is_repetition_loop(tokens, window=window, ngram_size=ngram_size, ngram_threshold=ngram_threshold)
+        if truncated
+        else True
+    )
     draw_hit = uniform < probability
     return MaskDecision(
         masked=truncated and not_wrong and no_loop and draw_hit,
@@ -112,7 +117,9 @@ def compute_masks(
     if not (len(truncated) == len(verdicts) == len(uniforms) == n):
         raise ValueError("completions, truncated, verdicts and uniforms must have the same length")
     if policy == "none":
-        return [MaskDecision(False, t, not is_judged_wrong(v), True, False) for t, v in zip(truncated, verdicts)]
+        return [
+            MaskDecision(False, t, not is_judged_wrong(v), True, False) for t, v in zip(truncated, verdicts)
+        ]
     if policy == "all":
         return [MaskDecision(t, t, not is_judged_wrong(v), True, True) for t, v in zip(truncated, verdicts)]
     if policy != "conditional":

@@ -76,7 +76,9 @@ def _get(problem: Any, key: str, default: Any = None) -> Any:
     return getattr(problem, key, default)
 
 
-def problem_tests(problem: ProblemRecord | Mapping[str, Any], max_tests: int | None = None) -> list[dict[str, str]]:
+def problem_tests(
+    problem: ProblemRecord | Mapping[str, Any], max_tests: int | None = None
+) -> list[dict[str, str]]:
     """All tests of a problem (public and hidden) as evaluator ``{"input", "output"}`` dicts."""
     tests: list[dict[str, str]] = []
     for t in _get(problem, "tests", []) or []:

@@ -148,7 +148,11 @@ class SelectionResult:
     target: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"measurements": [list(m) for m in self.measurements], "chosen": self.chosen, "target": self.target}
+        return {
+            "measurements": [list(m) for m in self.measurements],
+            "chosen": self.chosen,
+            "target": self.target,
+        }
 
 
 @dataclass
@@ -202,8 +206,11 @@ class TemperaturePolicy:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         sel = state.get("selection")
         self.selection = (
-            SelectionResult([(float(t), float(d)) for t, d in sel["measurements"]], float(sel["chosen"]),
-                            float(sel["target"]))
+            SelectionResult(
+                [(float(t), float(d)) for t, d in sel["measurements"]],
+                float(sel["chosen"]),
+                float(sel["target"]),
+            )
             if sel
             else None
         )

@@ -58,7 +58,10 @@ def toy_problems() -> list[ProblemRecord]:
                 statement=f"Read an integer from the input and print {what}.",
                 io_mode="stdin",
                 time_limit_s=2.0,
-                tests=[TestRecord(input=f"{n}\n", output=f"{f(n)}\n", public=i == 0) for i, n in enumerate(TOY_INPUTS)],
+                tests=[
+                    TestRecord(input=f"{n}\n", output=f"{f(n)}\n", public=i == 0)
+                    for i, n in enumerate(TOY_INPUTS)
+                ],
             )
         )
     return problems
@@ -140,8 +143,17 @@ def build_tiny_model(
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(config)
     if sft_pairs and sft_steps > 0:
-        _warm_start(model, tokenizer, sft_pairs, steps=sft_steps, lr=sft_lr, batch=sft_batch, eos_id=eos_id,
-                    pad_id=pad_id, seed=seed)
+        _warm_start(
+            model,
+            tokenizer,
+            sft_pairs,
+            steps=sft_steps,
+            lr=sft_lr,
+            batch=sft_batch,
+            eos_id=eos_id,
+            pad_id=pad_id,
+            seed=seed,
+        )
     model.generation_config.eos_token_id = eos_id
     model.generation_config.pad_token_id = pad_id
     model.save_pretrained(out, safe_serialization=True)
@@ -218,7 +230,9 @@ def build_toy_model(
             j = rng.choice([x for x in range(k_all) if x not in (k, (k + 1) % k_all)] or [k])
         pairs.append((prompts[k], toy_completion(programs[j])))
     corpus = [*prompts, *(toy_completion(p) for p in programs)] * 4
-    return build_tiny_model(out_dir, texts=corpus, sft_pairs=pairs, sft_steps=sft_steps, seed=seed, **model_kwargs)
+    return build_tiny_model(
+        out_dir, texts=corpus, sft_pairs=pairs, sft_steps=sft_steps, seed=seed, **model_kwargs
+    )
 
 
 __all__ = [

@@ -60,7 +60,7 @@ from training.loss import clipped_policy_loss, group_advantages, selective_log_s
 from training.masking import MaskDecision, compute_masks
 from training.rewards import Judge, RewardResult, score_completions
 from training.rollout import Completion, RolloutEngine, make_engine
-from training.rollout.hf import lm_forward
+from training.rollout.hf import autocast, lm_forward
 from training.temperature import TemperaturePolicy, diversity, reward_nonconstant_fraction
 
 logger = logging.getLogger("training")
@@ -85,10 +85,17 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def resolve_dtype(name: str, device: torch.device) -> torch.dtype:
+def resolve_dtype(name: str) -> torch.dtype:
     if name == "auto":
-        return torch.bfloat16 if device.type == "cuda" else torch.float32
+        return torch.float32
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def resolve_autocast(name: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of forward passes, or None for none."""
+    if name == "bf16" or (name == "auto" and device.type == "cuda"):
+        return torch.bfloat16
+    return None
 
 
 def load_causal_lm(path: str, dtype: torch.dtype, device: torch.device) -> torch.nn.Module:
@@ -181,7 +188,8 @@ class Trainer:
         torch.manual_seed(cfg.seed)
         np.random.seed(cfg.seed % (2**32))
         self.device = resolve_device(cfg.device)
-        self.dtype = resolve_dtype(cfg.dtype, self.device)
+        self.dtype = resolve_dtype(cfg.dtype)
+        self.autocast_dtype = resolve_autocast(cfg.mixed_precision, self.device)
         ckpt = latest_checkpoint(self.output_dir) if cfg.resume else None
         weights_path = str(ckpt / "model") if ckpt is not None else cfg.model
         self.tokenizer = AutoTokenizer.from_pretrained(weights_path)
@@ -203,7 +211,11 @@ class Trainer:
             self.tokenizer, problems, cfg.prompt, cfg.max_prompt_length
         )
         if dropped:
-            logger.warning("left out %d problems whose prompts exceed max_prompt_length=%d", dropped, cfg.max_prompt_length)
+            logger.warning(
+                "left out %d problems whose prompts exceed max_prompt_length=%d",
+                dropped,
+                cfg.max_prompt_length,
+            )
 
         self.reference: torch.nn.Module | None = None
         if cfg.kl_coef > 0:
@@ -228,7 +240,8 @@ class Trainer:
             batch_size=cfg.rollout.batch_size,
             gpu_memory_utilization=cfg.rollout.gpu_memory_utilization,
             enforce_eager=cfg.rollout.enforce_eager,
-            dtype=str(self.dtype).replace("torch.", ""),
+            dtype="bfloat16" if self.device.type == "cuda" else "float32",
+            autocast_dtype=self.autocast_dtype,
             seed=cfg.seed,
         )
         if self.write_logs:
@@ -258,8 +271,11 @@ class Trainer:
             model=self.model,
             tokenizer=self.tokenizer,
             optimizer=self.optimizer,
-            state={"num_tokens": self.num_tokens, "temperature_policy": self.temperature_policy.state_dict(),
-                   "config": self.config.to_dict()},
+            state={
+                "num_tokens": self.num_tokens,
+                "temperature_policy": self.temperature_policy.state_dict(),
+                "config": self.config.to_dict(),
+            },
             keep=self.config.checkpoint_keep,
         )
 
@@ -274,16 +290,25 @@ class Trainer:
         tokens = min(cfg.temperature.diversity_tokens, cfg.max_response_length)
 
         def measure(t: float) -> float:
-            comps = self.engine.generate(prompts, n=cfg.group_size, temperature=t, max_new_tokens=tokens,
-                                         seed=cfg.seed * 7_919 + int(t * 1000))
-            groups = [[c.token_ids for c in comps[g * cfg.group_size : (g + 1) * cfg.group_size]]
-                      for g in range(len(prompts))]
+            comps = self.engine.generate(
+                prompts,
+                n=cfg.group_size,
+                temperature=t,
+                max_new_tokens=tokens,
+                seed=cfg.seed * 7_919 + int(t * 1000),
+            )
+            groups = [
+                [c.token_ids for c in comps[g * cfg.group_size : (g + 1) * cfg.group_size]]
+                for g in range(len(prompts))
+            ]
             return diversity(groups, tokens)
 
         result = self.temperature_policy.select(measure)
         logger.info("temperature selection %s -> T=%.2f", result.measurements, result.chosen)
         if self.write_logs:
-            write_text_atomic(self.output_dir / "temperature_selection.json", json.dumps(result.to_dict(), indent=2))
+            write_text_atomic(
+                self.output_dir / "temperature_selection.json", json.dumps(result.to_dict(), indent=2)
+            )
 
     # --- the loop --------------------------------------------------------------------------------
 
@@ -309,8 +334,12 @@ class Trainer:
                 last_saved = self.step
         if stopped and last_saved != self.step and self.step > 0:
             self.checkpoint()
-        return TrainResult(last_step=self.step, stopped=stopped, resumed_from=self.resumed_from,
-                           output_dir=str(self.output_dir))
+        return TrainResult(
+            last_step=self.step,
+            stopped=stopped,
+            resumed_from=self.resumed_from,
+            output_dir=str(self.output_dir),
+        )
 
     def _emit(self, step: int, metrics: dict[str, float], rows: list[dict[str, Any]]) -> None:
         if self.write_logs:
@@ -337,15 +366,26 @@ class Trainer:
         prompts = [self.prompt_ids[i] for i in idx]
 
         t0 = time.perf_counter()
-        comps = self.engine.generate(prompts, n=g_size, temperature=temperature,
-                                     max_new_tokens=cfg.max_response_length, seed=cfg.seed * 1_000_003 + step)
+        comps = self.engine.generate(
+            prompts,
+            n=g_size,
+            temperature=temperature,
+            max_new_tokens=cfg.max_response_length,
+            seed=cfg.seed * 1_000_003 + step,
+        )
         generate_s = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         texts = self.tokenizer.batch_decode([c.token_ids for c in comps], skip_special_tokens=True)
         sample_problems = [self.problems[idx[c.prompt_index]] for c in comps]
-        results = score_completions(sample_problems, texts, [c.truncated for c in comps], cfg.reward,
-                                    judge=self.judge, reward_from_verdict=self.reward_from_verdict)
+        results = score_completions(
+            sample_problems,
+            texts,
+            [c.truncated for c in comps],
+            cfg.reward,
+            judge=self.judge,
+            reward_from_verdict=self.reward_from_verdict,
+        )
         reward_s = time.perf_counter() - t0
 
         uniforms = np.random.default_rng([cfg.seed, step, 1]).random(len(comps)).tolist()
@@ -373,13 +413,15 @@ class Trainer:
 
         self.num_tokens += sum(len(prompts[c.prompt_index]) + c.length for c in comps)
         metrics = self._metrics(step, comps, results, masks, adv.group_std, rewards, update, temperature)
-        metrics.update({
-            "timing/generate_s": generate_s,
-            "timing/reward_s": reward_s,
-            "timing/update_s": update_s,
-            "timing/step_s": time.perf_counter() - t_step,
-            "learning_rate": lr,
-        })
+        metrics.update(
+            {
+                "timing/generate_s": generate_s,
+                "timing/reward_s": reward_s,
+                "timing/update_s": update_s,
+                "timing/step_s": time.perf_counter() - t_step,
+                "learning_rate": lr,
+            }
+        )
         metrics = {k: float(v) for k, v in metrics.items() if v is not None and math.isfinite(float(v))}
         rows = self._sample_rows(step, idx, comps, texts, results, masks, adv.advantages)
         return metrics, rows
@@ -413,13 +455,19 @@ class Trainer:
         return ids.to(dev), attn.to(dev), pos.to(dev), comp_ids.to(dev), comp_mask.to(dev), width_c
 
     def _logprobs(
-        self, model: torch.nn.Module, prompts: Sequence[list[int]], comps: Sequence[Completion], temperature: float,
-        *, want_entropy: bool = False,
+        self,
+        model: torch.nn.Module,
+        prompts: Sequence[list[int]],
+        comps: Sequence[Completion],
+        temperature: float,
+        *,
+        want_entropy: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """Per-token log-probabilities of the completions at temperature T: (B, C), the mask (B, C),
         and optionally the per-token entropies (B, C)."""
         ids, attn, pos, comp_ids, comp_mask, width_c = self._batch_tensors(prompts, comps)
-        logits = lm_forward(model, ids, attn, pos, logits_to_keep=width_c + 1)[:, :-1, :]  # (B, C, V)
+        with autocast(self.device, self.autocast_dtype):
+            logits = lm_forward(model, ids, attn, pos, logits_to_keep=width_c + 1)[:, :-1, :]  # (B, C, V)
         logp = selective_log_softmax(logits, comp_ids, temperature)
         ent = token_entropy(logits, temperature) if want_entropy else None
         return logp, comp_mask, ent
@@ -437,13 +485,16 @@ class Trainer:
         n = len(comps)
         loss_sample = [rewards[i] is not None and not masks[i].masked for i in range(n)]
         need_forward = [
-            loss_sample[i] and comps[i].length > 0
+            loss_sample[i]
+            and comps[i].length > 0
             and not (cfg.skip_zero_advantage and cfg.kl_coef == 0 and advantages[i] == 0.0)
             for i in range(n)
         ]
         engine_entropy = all(c.entropy_sum is not None for c in comps)
         per_update = n // cfg.updates_per_rollout
-        minibatches = [list(range(u * per_update, (u + 1) * per_update)) for u in range(cfg.updates_per_rollout)]
+        minibatches = [
+            list(range(u * per_update, (u + 1) * per_update)) for u in range(cfg.updates_per_rollout)
+        ]
         mbs = cfg.micro_batch_size
 
         # Off-policy updates need pi_old from before the first update (ratio = 1 only for the first).
@@ -474,8 +525,9 @@ class Trainer:
             for s in range(0, len(todo), mbs):
                 chunk = todo[s : s + mbs]
                 chunk_comps = [comps[i] for i in chunk]
-                logp, cmask, ent = self._logprobs(self.model, prompts, chunk_comps, temperature,
-                                                  want_entropy=not engine_entropy)
+                logp, cmask, ent = self._logprobs(
+                    self.model, prompts, chunk_comps, temperature, want_entropy=not engine_entropy
+                )
                 if u == 0:
                     with torch.no_grad():
                         for j, c in enumerate(chunk_comps):
@@ -497,9 +549,15 @@ class Trainer:
                         ref_lp, _, _ = self._logprobs(self.reference, prompts, chunk_comps, temperature)
                 adv_t = torch.tensor([advantages[i] for i in chunk], dtype=torch.float32, device=logp.device)
                 loss, st = clipped_policy_loss(
-                    logp, old_lp, adv_t, cmask,
-                    eps_low=cfg.clip.eps_low, eps_high=cfg.clip.eps_high, normalizer=normalizer,
-                    ref_logp=ref_lp, kl_coef=cfg.kl_coef,
+                    logp,
+                    old_lp,
+                    adv_t,
+                    cmask,
+                    eps_low=cfg.clip.eps_low,
+                    eps_high=cfg.clip.eps_high,
+                    normalizer=normalizer,
+                    ref_logp=ref_lp,
+                    kl_coef=cfg.kl_coef,
                 )
                 loss.backward()
                 mb_loss += float(loss.detach())
@@ -521,7 +579,9 @@ class Trainer:
             out["clip_ratio/high_mean"] = high / tokens
             out["clip_ratio/region_mean"] = (low + high) / tokens
         else:
-            out.update({"clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.0, "clip_ratio/region_mean": 0.0})
+            out.update(
+                {"clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.0, "clip_ratio/region_mean": 0.0}
+            )
         if self.reference is not None and tokens:
             out["kl"] = kl_sum / tokens
         if engine_entropy:
@@ -572,7 +632,9 @@ class Trainer:
             "mask/truncated_masked_ratio": masked / truncated if truncated else 0.0,
             "temperature": temperature,
             "temperature/stage": float(self.temperature_policy.stage(step)),
-            "diversity": diversity([[comps[i].token_ids for i in g] for g in groups], cfg.temperature.diversity_tokens),
+            "diversity": diversity(
+                [[comps[i].token_ids for i in g] for g in groups], cfg.temperature.diversity_tokens
+            ),
             "diversity/reward_nonconstant_frac": reward_nonconstant_fraction(group_rewards),
             "eval/infra_error_rate": verdicts.get("IE", 0) / n if n else float("nan"),
             "eval/no_answer_rate": verdicts.get("NA", 0) / n if n else float("nan"),
@@ -594,27 +656,31 @@ class Trainer:
         masks: Sequence[MaskDecision],
         advantages: Sequence[float],
     ) -> list[dict[str, Any]]:
-        limit = len(comps) if self.config.samples_per_step < 0 else min(self.config.samples_per_step, len(comps))
+        limit = (
+            len(comps) if self.config.samples_per_step < 0 else min(self.config.samples_per_step, len(comps))
+        )
         rows = []
         for i in range(limit):
             c = comps[i]
             pi = idx[c.prompt_index]
-            rows.append({
-                "step": step,
-                "index": i,
-                "group": c.prompt_index,
-                "problem_id": problem_id(self.problems[pi]),
-                "prompt": self.prompt_texts[pi],
-                "completion": texts[i],
-                "reward": results[i].reward,
-                "verdict": results[i].verdict,
-                "passed": results[i].passed,
-                "total": results[i].total,
-                "length": c.length,
-                "truncated": c.truncated,
-                "masked": masks[i].masked,
-                "advantage": advantages[i],
-            })
+            rows.append(
+                {
+                    "step": step,
+                    "index": i,
+                    "group": c.prompt_index,
+                    "problem_id": problem_id(self.problems[pi]),
+                    "prompt": self.prompt_texts[pi],
+                    "completion": texts[i],
+                    "reward": results[i].reward,
+                    "verdict": results[i].verdict,
+                    "passed": results[i].passed,
+                    "total": results[i].total,
+                    "length": c.length,
+                    "truncated": c.truncated,
+                    "masked": masks[i].masked,
+                    "advantage": advantages[i],
+                }
+            )
         return rows
 
     def close(self) -> None:

@@ -143,10 +143,14 @@ def test_call_values_accept_json_or_python_literals_structurally() -> None:
     assert compare_value('"abc"', "abc") == (True, "structural")
 
 
-def test_call_values_accept_a_tuple_for_a_list_in_lenient_but_not_strict() -> None:
+def test_call_values_accept_nested_tuples_for_lists_in_lenient_but_not_strict() -> None:
     assert compare_value("[0, 1]", (0, 1)) == (True, "structural")
     assert compare_value("[[1, 2], [3]]", [(1, 2), (3,)])[0]
-    assert compare_value("[0, 1]", (0, 1), {"kind": "strict"}) == (False, "strict")
+    assert compare_value("[[1, 2], [3]]", [(1, 2), (3,)], {"kind": "strict"}) == (False, "strict")
+
+
+def test_strict_turns_a_top_level_tuple_into_a_list_as_livecodebench_does() -> None:
+    assert compare_value("[0, 1]", (0, 1), {"kind": "strict"}) == (True, "strict")
 
 
 def test_call_values_compare_floats_with_tolerance() -> None:

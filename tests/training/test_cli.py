@@ -21,8 +21,9 @@ from training.grpo import main
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_it_prints_the_resolved_config_and_the_insight_warnings(capsys: pytest.CaptureFixture[str],
-                                                                  tmp_path: Path) -> None:
+def test_it_prints_the_resolved_config_and_the_insight_warnings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("model: /m\nkl_coef: 0.05\n")
     assert main(["--config", str(path), "--set", "mask.probability=0.2", "--print-config"]) == 0
@@ -46,8 +47,14 @@ def test_it_lists_every_field_with_its_help(capsys: pytest.CaptureFixture[str]) 
 
 def _cli(config_path: Path) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen([sys.executable, "-m", "training.grpo", "--config", str(config_path), "--quiet"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "training.grpo", "--config", str(config_path), "--quiet"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow

@@ -25,8 +25,10 @@ def test_defaults_follow_the_microcoder_insights() -> None:
 
 def test_it_loads_yaml_and_applies_dotted_overrides(tmp_path: Path) -> None:
     path = tmp_path / "run.yaml"
-    path.write_text("model: /models/tiny\nmask:\n  probability: 0.2\ntemperature:\n  policy: staged\n"
-                    "  stages: [[0, 0.6], {start_step: 140, value: 1.8}]\n")
+    path.write_text(
+        "model: /models/tiny\nmask:\n  probability: 0.2\ntemperature:\n  policy: staged\n"
+        "  stages: [[0, 0.6], {start_step: 140, value: 1.8}]\n"
+    )
     cfg = load_config(path, ["mask.policy=all", "max_steps=10"])
     assert cfg.model == "/models/tiny"
     assert (cfg.mask.policy, cfg.mask.probability, cfg.max_steps) == ("all", 0.2, 10)
@@ -64,10 +66,15 @@ def test_vllm_rollouts_refuse_a_cpu_device() -> None:
 
 
 def test_to_dict_round_trips_to_an_equal_config() -> None:
-    cfg = load_config(None, {"temperature.policy": "staged", "temperature.stages": [[0, 0.6], [50, 1.6]],
-                             "reward.max_tests": 20})
+    cfg = load_config(
+        None,
+        {"temperature.policy": "staged", "temperature.stages": [[0, 0.6], [50, 1.6]], "reward.max_tests": 20},
+    )
     assert config_from_dict(cfg.to_dict()) == cfg
-    assert cfg.to_dict()["temperature"]["stages"] == [{"start_step": 0, "value": 0.6}, {"start_step": 50, "value": 1.6}]
+    assert cfg.to_dict()["temperature"]["stages"] == [
+        {"start_step": 0, "value": 0.6},
+        {"start_step": 50, "value": 1.6},
+    ]
 
 
 def test_replace_changes_one_dotted_field() -> None:
@@ -76,11 +83,31 @@ def test_replace_changes_one_dotted_field() -> None:
 
 def test_every_field_is_listed_with_help_text() -> None:
     fields = {f.path: f for f in describe_fields()}
-    for path in ("temperature.policy", "mask.policy", "mask.probability", "mask.repeat_window", "clip.eps_low",
-                 "clip.eps_high", "kl_coef", "reward.checker", "reward.mode", "dataset.release", "model",
-                 "group_size", "prompts_per_step", "updates_per_rollout", "learning_rate", "max_response_length",
-                 "max_prompt_length", "seed", "checkpoint_interval", "output_dir", "max_steps", "rollout.engine",
-                 "device"):
+    for path in (
+        "temperature.policy",
+        "mask.policy",
+        "mask.probability",
+        "mask.repeat_window",
+        "clip.eps_low",
+        "clip.eps_high",
+        "kl_coef",
+        "reward.checker",
+        "reward.mode",
+        "dataset.release",
+        "model",
+        "group_size",
+        "prompts_per_step",
+        "updates_per_rollout",
+        "learning_rate",
+        "max_response_length",
+        "max_prompt_length",
+        "seed",
+        "checkpoint_interval",
+        "output_dir",
+        "max_steps",
+        "rollout.engine",
+        "device",
+    ):
         assert path in fields
     assert all(f.help for f in fields.values())
     assert fields["mask.probability"].default == 0.1

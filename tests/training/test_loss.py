@@ -9,6 +9,7 @@ import torch
 
 from training.loss import (
     ADVANTAGE_EPS,
+    LossStats,
     clipped_policy_loss,
     group_advantages,
     k3_kl,
@@ -31,8 +32,14 @@ def test_infrastructure_errors_stay_out_of_the_group_statistics() -> None:
     mean, std = 1 / 3, math.sqrt(2 / 9)
     assert out.group_mean[0] == pytest.approx(mean)
     assert out.group_std[0] == pytest.approx(std)
-    assert out.advantages == pytest.approx([(1 - mean) / (std + ADVANTAGE_EPS), 0.0,
-                                            -mean / (std + ADVANTAGE_EPS), -mean / (std + ADVANTAGE_EPS)])
+    assert out.advantages == pytest.approx(
+        [
+            (1 - mean) / (std + ADVANTAGE_EPS),
+            0.0,
+            -mean / (std + ADVANTAGE_EPS),
+            -mean / (std + ADVANTAGE_EPS),
+        ]
+    )
 
 
 def test_a_masked_sample_counts_in_the_statistics_but_gets_no_advantage() -> None:
@@ -53,18 +60,21 @@ def test_log_probabilities_are_taken_at_the_training_temperature() -> None:
     ids = torch.tensor([[1]])
     assert float(selective_log_softmax(logits, ids, 1.0)) == pytest.approx(math.log(0.75))
     # T=2: logits/2 = (0, ln sqrt 3): p1 = sqrt3 / (1 + sqrt3)
-    assert float(selective_log_softmax(logits, ids, 2.0)) == pytest.approx(math.log(math.sqrt(3) / (1 + math.sqrt(3))))
+    assert float(selective_log_softmax(logits, ids, 2.0)) == pytest.approx(
+        math.log(math.sqrt(3) / (1 + math.sqrt(3)))
+    )
 
 
 def test_entropy_of_a_uniform_distribution_is_log_v() -> None:
     assert float(token_entropy(torch.zeros(1, 1, 4))) == pytest.approx(math.log(4))
 
 
-def _loss(ratio: list[float], adv: list[float], **kw: float) -> tuple[float, object]:
+def _loss(ratio: list[float], adv: list[float]) -> tuple[float, LossStats]:
     logp = torch.log(torch.tensor([ratio]).T)  # (B, 1), old logp = 0 -> rho = ratio
     old = torch.zeros_like(logp)
-    loss, stats = clipped_policy_loss(logp, old, torch.tensor(adv), torch.ones_like(logp), eps_low=0.2,
-                                      eps_high=0.28, normalizer=len(ratio), **kw)
+    loss, stats = clipped_policy_loss(
+        logp, old, torch.tensor(adv), torch.ones_like(logp), eps_low=0.2, eps_high=0.28, normalizer=len(ratio)
+    )
     return float(loss), stats
 
 
@@ -88,8 +98,15 @@ def test_ratios_inside_the_range_are_not_clipped() -> None:
 
 def test_the_clip_removes_the_gradient_beyond_the_range() -> None:
     logp = torch.log(torch.tensor([[1.5, 1.1]])).requires_grad_(True)
-    loss, _ = clipped_policy_loss(logp, torch.zeros_like(logp), torch.tensor([1.0]), torch.ones_like(logp),
-                                  eps_low=0.2, eps_high=0.28, normalizer=2)
+    loss, _ = clipped_policy_loss(
+        logp,
+        torch.zeros_like(logp),
+        torch.tensor([1.0]),
+        torch.ones_like(logp),
+        eps_low=0.2,
+        eps_high=0.28,
+        normalizer=2,
+    )
     loss.backward()
     assert logp.grad is not None
     assert logp.grad.tolist()[0] == pytest.approx([0.0, -1.1 / 2])  # d(-rho/2)/dlogp = -rho/2
@@ -99,8 +116,9 @@ def test_aggregation_is_token_level_over_the_whole_minibatch() -> None:
     # sample A: 1 token, advantage 2; sample B: 3 tokens, advantage -1; rho = 1 everywhere
     logp = torch.zeros(2, 3)
     mask = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
-    loss, stats = clipped_policy_loss(logp, logp, torch.tensor([2.0, -1.0]), mask, eps_low=0.2, eps_high=0.28,
-                                      normalizer=4)
+    loss, stats = clipped_policy_loss(
+        logp, logp, torch.tensor([2.0, -1.0]), mask, eps_low=0.2, eps_high=0.28, normalizer=4
+    )
     assert float(loss) == pytest.approx((-2.0 + 3 * 1.0) / 4)
     assert stats.tokens == 4
 
@@ -114,7 +132,16 @@ def test_k3_kl_is_zero_for_equal_policies_and_matches_its_formula() -> None:
 def test_the_kl_term_is_added_per_token_with_its_coefficient() -> None:
     logp = torch.zeros(1, 1)
     ref = torch.full((1, 1), math.log(2))
-    loss, stats = clipped_policy_loss(logp, logp, torch.tensor([0.0]), torch.ones(1, 1), eps_low=0.2,
-                                      eps_high=0.28, normalizer=1, ref_logp=ref, kl_coef=0.1)
+    loss, stats = clipped_policy_loss(
+        logp,
+        logp,
+        torch.tensor([0.0]),
+        torch.ones(1, 1),
+        eps_low=0.2,
+        eps_high=0.28,
+        normalizer=1,
+        ref_logp=ref,
+        kl_coef=0.1,
+    )
     assert float(loss) == pytest.approx(0.1 * (1 - math.log(2)))
     assert stats.kl_sum == pytest.approx(1 - math.log(2))

@@ -10,11 +10,23 @@ from curation.records import ProblemRecord, TestRecord
 from training.config import RewardConfig
 from training.rewards import NO_ANSWER, build_case, extract_code, score_completions
 
-ECHO = ProblemRecord(platform="toy", external_id="echo", title="Echo", statement="Print the input.",
-                     tests=[TestRecord("5\n", "5\n"), TestRecord("7\n", "7\n")])
-ADD = ProblemRecord(platform="leetcode", external_id="add", title="Add", statement="Add.", io_mode="call",
-                    fn_name="add", checker={"kind": "icpc", "float_tolerance": 1e-6},
-                    tests=[TestRecord("1\n2", "3")])
+ECHO = ProblemRecord(
+    platform="toy",
+    external_id="echo",
+    title="Echo",
+    statement="Print the input.",
+    tests=[TestRecord("5\n", "5\n"), TestRecord("7\n", "7\n")],
+)
+ADD = ProblemRecord(
+    platform="leetcode",
+    external_id="add",
+    title="Add",
+    statement="Add.",
+    io_mode="call",
+    fn_name="add",
+    checker={"kind": "icpc", "float_tolerance": 1e-6},
+    tests=[TestRecord("1\n2", "3")],
+)
 
 
 def test_it_takes_the_last_python_block() -> None:
@@ -40,7 +52,9 @@ def test_a_truncated_completion_cut_inside_its_program_has_no_answer() -> None:
 
 
 def test_a_truncated_completion_keeps_a_program_it_finished_before_the_cut() -> None:
-    assert extract_code("```python\nprint(4)\n```\nLet me explain in detail wh", truncated=True) == "print(4)\n"
+    assert (
+        extract_code("```python\nprint(4)\n```\nLet me explain in detail wh", truncated=True) == "print(4)\n"
+    )
 
 
 def test_a_final_unclosed_fence_counts_when_the_model_stopped_itself() -> None:
@@ -68,11 +82,14 @@ def test_the_checker_can_be_forced_and_tests_capped() -> None:
 def _fake_judge(verdicts: list[str]) -> Any:
     calls: list[dict[str, Any]] = []
 
-    def judge(cases: list[dict[str, Any]], *, workers: int | None = None,
-              stop_on_first_failure: bool = True) -> list[dict[str, Any]]:
+    def judge(
+        cases: list[dict[str, Any]], *, workers: int | None = None, stop_on_first_failure: bool = True
+    ) -> list[dict[str, Any]]:
         calls.append({"n": len(cases), "stop": stop_on_first_failure})
-        return [{"id": c["id"], "verdict": v, "passed": 1 if v == "AC" else 0, "total": 1}
-                for c, v in zip(cases, verdicts)]
+        return [
+            {"id": c["id"], "verdict": v, "passed": 1 if v == "AC" else 0, "total": 1}
+            for c, v in zip(cases, verdicts)
+        ]
 
     judge.calls = calls  # type: ignore[attr-defined]
     return judge
@@ -84,30 +101,47 @@ def _reward(v: Any, mode: str = "pass_fail") -> float | None:
 
 def test_an_infrastructure_error_gives_no_reward_rather_than_zero() -> None:
     judge = _fake_judge(["AC", "IE"])
-    out = score_completions([ECHO, ECHO], ["print(1)", "print(2)"], [False, False], RewardConfig(),
-                            judge=judge, reward_from_verdict=_reward)
+    out = score_completions(
+        [ECHO, ECHO],
+        ["print(1)", "print(2)"],
+        [False, False],
+        RewardConfig(),
+        judge=judge,
+        reward_from_verdict=_reward,
+    )
     assert [(r.reward, r.verdict) for r in out] == [(1.0, "AC"), (None, "IE")]
 
 
 def test_a_completion_without_a_program_is_not_sent_to_the_judge() -> None:
     judge = _fake_judge(["AC"])
-    out = score_completions([ECHO, ECHO], ["```python\nprint(", "print(1)"], [True, False], RewardConfig(),
-                            judge=judge, reward_from_verdict=_reward)
+    out = score_completions(
+        [ECHO, ECHO],
+        ["```python\nprint(", "print(1)"],
+        [True, False],
+        RewardConfig(),
+        judge=judge,
+        reward_from_verdict=_reward,
+    )
     assert [(r.reward, r.verdict, r.has_code) for r in out] == [(0.0, NO_ANSWER, False), (1.0, "AC", True)]
     assert judge.calls == [{"n": 1, "stop": True}]
 
 
 def test_fraction_rewards_ask_the_judge_to_run_every_test() -> None:
     judge = _fake_judge(["WA"])
-    score_completions([ECHO], ["print(1)"], [False], RewardConfig(mode="fraction"), judge=judge,
-                      reward_from_verdict=_reward)
+    score_completions(
+        [ECHO], ["print(1)"], [False], RewardConfig(mode="fraction"), judge=judge, reward_from_verdict=_reward
+    )
     assert judge.calls[0]["stop"] is False
 
 
 def test_the_real_evaluator_rewards_a_correct_program_and_not_a_wrong_one() -> None:
     pytest.importorskip("evaluator.runner")
-    out = score_completions([ECHO, ECHO, ECHO], ["```python\nprint(input())\n```", "print(5)", "```python\nprint(\n```"],
-                            [False, False, False], RewardConfig(workers=2))
+    out = score_completions(
+        [ECHO, ECHO, ECHO],
+        ["```python\nprint(input())\n```", "print(5)", "```python\nprint(\n```"],
+        [False, False, False],
+        RewardConfig(workers=2),
+    )
     assert [(r.verdict, r.reward) for r in out] == [("AC", 1.0), ("WA", 0.0), ("CE", 0.0)]
 
 

@@ -19,13 +19,15 @@ def policy(toy_model_dir: Path) -> tuple[torch.nn.Module, object]:
 
     from training.trainer import load_causal_lm
 
-    return load_causal_lm(str(toy_model_dir), torch.float32, torch.device("cpu")), AutoTokenizer.from_pretrained(
-        toy_model_dir)
+    return load_causal_lm(
+        str(toy_model_dir), torch.float32, torch.device("cpu")
+    ), AutoTokenizer.from_pretrained(toy_model_dir)
 
 
-def _engine(policy: tuple[torch.nn.Module, object], **kw: int) -> TransformersEngine:
+def _engine(policy: tuple[torch.nn.Module, object]) -> TransformersEngine:
     model, tok = policy
-    return TransformersEngine(model, pad_token_id=tok.pad_token_id, eos_token_ids=[tok.eos_token_id], **kw)  # type: ignore[attr-defined]
+    pad, eos = tok.pad_token_id, tok.eos_token_id  # type: ignore[attr-defined]
+    return TransformersEngine(model, pad_token_id=pad, eos_token_ids=[eos])
 
 
 PROMPTS = [[5, 6, 7, 8, 9], [10, 11], [12, 13, 14]]
@@ -48,11 +50,15 @@ def test_logprobs_are_those_of_the_sampling_temperature(policy: tuple[torch.nn.M
         ids = torch.tensor([prompt + c.token_ids])
         with torch.no_grad():
             logits = lm_forward(model, ids, torch.ones_like(ids), torch.arange(ids.shape[1])[None])
-        full = selective_log_softmax(logits[:, len(prompt) - 1 : -1], torch.tensor([c.token_ids]), temperature)
+        full = selective_log_softmax(
+            logits[:, len(prompt) - 1 : -1], torch.tensor([c.token_ids]), temperature
+        )
         assert full[0].tolist() == pytest.approx(c.logprobs, abs=1e-4)
 
 
-def test_a_response_stops_at_eos_and_only_a_capped_one_is_truncated(policy: tuple[torch.nn.Module, object]) -> None:
+def test_a_response_stops_at_eos_and_only_a_capped_one_is_truncated(
+    policy: tuple[torch.nn.Module, object],
+) -> None:
     _, tok = policy
     eos = tok.eos_token_id  # type: ignore[attr-defined]
     out = _engine(policy).generate(PROMPTS, n=4, temperature=1.0, max_new_tokens=24, seed=1)
@@ -76,7 +82,9 @@ def test_the_same_seed_gives_the_same_samples_and_batching_does_not_change_them(
     assert [x.token_ids for x in a] != [x.token_ids for x in c]
 
 
-def test_dropping_finished_rows_changes_neither_samples_nor_logprobs(policy: tuple[torch.nn.Module, object]) -> None:
+def test_dropping_finished_rows_changes_neither_samples_nor_logprobs(
+    policy: tuple[torch.nn.Module, object],
+) -> None:
     lazy = _engine(policy)
     lazy.compact_fraction = 2.0  # never drop finished rows
     eager = _engine(policy)
@@ -91,7 +99,9 @@ def test_dropping_finished_rows_changes_neither_samples_nor_logprobs(policy: tup
 
 def test_an_unknown_engine_is_refused(policy: tuple[torch.nn.Module, object]) -> None:
     with pytest.raises(ValueError, match="transformers or vllm"):
-        make_engine("tgi", model=policy[0], model_path="x", pad_token_id=0, eos_token_ids=[0], max_model_len=8)
+        make_engine(
+            "tgi", model=policy[0], model_path="x", pad_token_id=0, eos_token_ids=[0], max_model_len=8
+        )
 
 
 def test_a_missing_vllm_is_reported_with_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

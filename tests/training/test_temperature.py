@@ -79,8 +79,12 @@ def test_the_staged_schedule_switches_at_the_configured_steps() -> None:
 
 
 def test_the_diversity_policy_uses_the_selected_temperature_then_later_stages() -> None:
-    cfg = TemperatureConfig(policy="diversity", candidates=(0.6, 1.0, 1.4), target_diversity=0.7,
-                            stages=(TemperatureStage(0, 0.1), TemperatureStage(100, 1.8)))
+    cfg = TemperatureConfig(
+        policy="diversity",
+        candidates=(0.6, 1.0, 1.4),
+        target_diversity=0.7,
+        stages=(TemperatureStage(0, 0.1), TemperatureStage(100, 1.8)),
+    )
     policy = TemperaturePolicy(cfg)
     assert policy.needs_selection
     result = policy.select(lambda t: {0.6: 0.4, 1.0: 0.75, 1.4: 0.9}[t])

@@ -13,10 +13,26 @@ from training.checkpoint import JsonlLog, latest_checkpoint, load_trainer_state
 from training.trainer import Trainer
 
 DOCUMENTED = {
-    "reward", "reward_std", "frac_reward_zero_std", "completions/mean_length", "completions/clipped_ratio",
-    "entropy", "clip_ratio/high_mean", "clip_ratio/low_mean", "mask/conditional_masked_ratio", "temperature",
-    "temperature/stage", "diversity", "timing/generate_s", "timing/reward_s", "timing/update_s",
-    "eval/infra_error_rate", "loss", "grad_norm", "learning_rate", "num_tokens",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "completions/mean_length",
+    "completions/clipped_ratio",
+    "entropy",
+    "clip_ratio/high_mean",
+    "clip_ratio/low_mean",
+    "mask/conditional_masked_ratio",
+    "temperature",
+    "temperature/stage",
+    "diversity",
+    "timing/generate_s",
+    "timing/reward_s",
+    "timing/update_s",
+    "eval/infra_error_rate",
+    "loss",
+    "grad_norm",
+    "learning_rate",
+    "num_tokens",
 }
 SAMPLE_FIELDS = {"prompt", "completion", "reward", "verdict", "length", "truncated", "masked"}
 
@@ -52,8 +68,11 @@ def test_no_kl_means_no_reference_model_and_no_kl_metric(toy_config: Callable[..
 
 def test_a_kl_coefficient_loads_the_reference_and_reports_kl(toy_config: Callable[..., Any]) -> None:
     seen, on_metrics = _collect()
-    trainer = Trainer(toy_config(max_steps=2, kl_coef=0.1, skip_zero_advantage=False), on_metrics=on_metrics,
-                      write_logs=False)
+    trainer = Trainer(
+        toy_config(max_steps=2, kl_coef=0.1, skip_zero_advantage=False),
+        on_metrics=on_metrics,
+        write_logs=False,
+    )
     trainer.train()
     assert trainer.reference is not None
     assert seen[0][1]["kl"] == pytest.approx(0.0, abs=1e-6)  # step 1: policy == reference
@@ -77,8 +96,13 @@ def test_infrastructure_errors_are_counted_and_left_out_of_the_loss(toy_config: 
     pytest.importorskip("evaluator.runner")
     seen, on_metrics = _collect()
     tables: list[list[dict[str, Any]]] = []
-    Trainer(toy_config(max_steps=1), judge=_judge_with_ie(4), on_metrics=on_metrics, write_logs=False,
-            on_samples=lambda s, rows: tables.append(rows)).train()
+    Trainer(
+        toy_config(max_steps=1),
+        judge=_judge_with_ie(4),
+        on_metrics=on_metrics,
+        write_logs=False,
+        on_samples=lambda s, rows: tables.append(rows),
+    ).train()
     rows = tables[0]
     ie = [r for r in rows if r["verdict"] == "IE"]
     assert ie and all(r["reward"] is None and r["advantage"] == 0.0 for r in ie)
@@ -124,20 +148,33 @@ def test_resuming_cuts_logged_steps_after_the_checkpoint(toy_config: Callable[..
 
 
 def test_a_checkpoint_holds_weights_optimizer_rng_and_policy_state(toy_config: Callable[..., Any]) -> None:
-    cfg = toy_config(max_steps=2, checkpoint_interval=1, checkpoint_keep=1,
-                     temperature__policy="diversity", temperature__candidates=[0.8, 1.4],
-                     temperature__selection_prompts=2, temperature__diversity_tokens=12)
+    cfg = toy_config(
+        max_steps=2,
+        checkpoint_interval=1,
+        checkpoint_keep=1,
+        temperature__policy="diversity",
+        temperature__candidates=[0.8, 1.4],
+        temperature__selection_prompts=2,
+        temperature__diversity_tokens=12,
+    )
     trainer = Trainer(cfg)
     trainer.train()
     ckpt = latest_checkpoint(cfg.output_dir)
     assert ckpt is not None and (ckpt / "model" / "model.safetensors").is_file()
     assert sorted(p.name for p in ckpt.parent.glob("checkpoint-*")) == [ckpt.name]  # keep=1 pruned step 1
     state = load_trainer_state(ckpt)
-    assert state["step"] == 2 and state["optimizer"]["state"] and {"python", "numpy", "torch"} <= set(state["rng"])
+    assert (
+        state["step"] == 2
+        and state["optimizer"]["state"]
+        and {"python", "numpy", "torch"} <= set(state["rng"])
+    )
     selection = state["temperature_policy"]["selection"]
     assert [t for t, _ in selection["measurements"]] == [0.8, 1.4]
     assert selection["chosen"] in (0.8, 1.4)
-    assert json.loads((Path(cfg.output_dir) / "temperature_selection.json").read_text())["chosen"] == selection["chosen"]
+    assert (
+        json.loads((Path(cfg.output_dir) / "temperature_selection.json").read_text())["chosen"]
+        == selection["chosen"]
+    )
 
 
 def test_a_half_written_checkpoint_is_ignored(toy_config: Callable[..., Any], tmp_path: Path) -> None:
@@ -152,18 +189,25 @@ def test_a_half_written_checkpoint_is_ignored(toy_config: Callable[..., Any], tm
 
 def test_one_update_per_rollout_is_exactly_on_policy(toy_config: Callable[..., Any]) -> None:
     seen, on_metrics = _collect()
-    Trainer(toy_config(max_steps=2, skip_zero_advantage=False), on_metrics=on_metrics, write_logs=False).train()
+    Trainer(
+        toy_config(max_steps=2, skip_zero_advantage=False), on_metrics=on_metrics, write_logs=False
+    ).train()
     assert all(m["policy/ratio_max_dev"] == 0.0 for _, m in seen)
 
 
 def test_later_updates_of_a_rollout_see_ratios_away_from_one(toy_config: Callable[..., Any]) -> None:
     seen, on_metrics = _collect()
-    Trainer(toy_config(max_steps=2, updates_per_rollout=2, learning_rate=5e-3, skip_zero_advantage=False),
-            on_metrics=on_metrics, write_logs=False).train()
+    Trainer(
+        toy_config(max_steps=2, updates_per_rollout=2, learning_rate=5e-3, skip_zero_advantage=False),
+        on_metrics=on_metrics,
+        write_logs=False,
+    ).train()
     assert any(m["policy/ratio_max_dev"] > 1e-3 for _, m in seen)
 
 
 def test_the_sampled_and_trained_logprobs_agree(toy_config: Callable[..., Any]) -> None:
     seen, on_metrics = _collect()
-    Trainer(toy_config(max_steps=1, skip_zero_advantage=False), on_metrics=on_metrics, write_logs=False).train()
+    Trainer(
+        toy_config(max_steps=1, skip_zero_advantage=False), on_metrics=on_metrics, write_logs=False
+    ).train()
     assert seen[0][1]["rollout/logprob_abs_diff"] < 1e-4

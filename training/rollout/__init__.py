@@ -23,11 +23,18 @@ def make_engine(
     enforce_eager: bool = False,
     dtype: str = "bfloat16",
     seed: int = 0,
+    autocast_dtype: torch.dtype | None = None,
 ) -> RolloutEngine:
     """Build the engine named by ``rollout.engine``. ``vllm`` loads ``model_path`` itself and then
     receives ``model``'s weights (which may already differ from ``model_path`` after a resume)."""
     if kind == "transformers":
-        return TransformersEngine(model, pad_token_id=pad_token_id, eos_token_ids=eos_token_ids, batch_size=batch_size)
+        return TransformersEngine(
+            model,
+            pad_token_id=pad_token_id,
+            eos_token_ids=eos_token_ids,
+            batch_size=batch_size,
+            autocast_dtype=autocast_dtype,
+        )
     if kind == "vllm":
         from training.rollout.vllm_engine import VLLMEngine
 

@@ -11,6 +11,7 @@ GRPO ratio assumes; for a given seed the samples do not depend on when finished 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,6 +48,13 @@ def lm_forward(
     return out.logits
 
 
+def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager[object]:
+    """torch.autocast on ``device`` with ``dtype``, or a no-op context when ``dtype`` is None."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=device.type, dtype=dtype)
+
+
 class TransformersEngine:
     """Samples from the very policy module being trained (no weight copy, so ``sync_weights`` is a no-op)."""
 
@@ -58,6 +66,7 @@ class TransformersEngine:
         eos_token_ids: Sequence[int],
         batch_size: int = 0,
         compact_fraction: float = 0.125,
+        autocast_dtype: torch.dtype | None = None,
     ) -> None:
         if not eos_token_ids:
             raise ValueError("the transformers engine needs at least one end-of-sequence token id")
@@ -66,6 +75,7 @@ class TransformersEngine:
         self.eos_token_ids = sorted({int(t) for t in eos_token_ids})
         self.batch_size = batch_size
         self.compact_fraction = compact_fraction
+        self.autocast_dtype = autocast_dtype
 
     @property
     def device(self) -> torch.device:
@@ -103,8 +113,13 @@ class TransformersEngine:
         finally:
             self.model.train(was_training)
 
-    @torch.inference_mode()
     def _generate_chunk(
+        self, rows: list[tuple[int, list[int]]], temperature: float, max_new_tokens: int, gen: torch.Generator
+    ) -> list[Completion]:
+        with torch.inference_mode(), autocast(self.device, self.autocast_dtype):
+            return self._decode(rows, temperature, max_new_tokens, gen)
+
+    def _decode(
         self, rows: list[tuple[int, list[int]]], temperature: float, max_new_tokens: int, gen: torch.Generator
     ) -> list[Completion]:
         device = self.device
@@ -140,7 +155,13 @@ class TransformersEngine:
             tok_logp = logp_all.gather(-1, tok.unsqueeze(-1)).squeeze(-1)
             ent = -(probs * logp_all).nan_to_num(0.0).sum(-1)
             is_eos = torch.isin(tok, eos)
-            tok_l, lp_l, ent_l, eos_l, rows_l = tok.tolist(), tok_logp.tolist(), ent.tolist(), is_eos.tolist(), active.tolist()
+            tok_l, lp_l, ent_l, eos_l, rows_l = (
+                tok.tolist(),
+                tok_logp.tolist(),
+                ent.tolist(),
+                is_eos.tolist(),
+                active.tolist(),
+            )
             for j, r in enumerate(rows_l):
                 if finished[r]:
                     continue
@@ -152,17 +173,26 @@ class TransformersEngine:
                     n_done_in_batch += 1
             if t == max_new_tokens - 1 or all(finished):
                 break
-            attention = torch.cat([attention, torch.ones((attention.shape[0], 1), dtype=attention.dtype, device=device)], 1)
+            attention = torch.cat(
+                [attention, torch.ones((attention.shape[0], 1), dtype=attention.dtype, device=device)], 1
+            )
             if n_done_in_batch and n_done_in_batch >= self.compact_fraction * attention.shape[0]:
-                keep = torch.tensor([j for j, r in enumerate(rows_l) if not finished[r]], dtype=torch.long, device=device)
+                keep = torch.tensor(
+                    [j for j, r in enumerate(rows_l) if not finished[r]], dtype=torch.long, device=device
+                )
                 cache.batch_select_indices(keep)
                 attention, next_pos, tok, active = attention[keep], next_pos[keep], tok[keep], active[keep]
                 n_done_in_batch = 0
             logits = lm_forward(self.model, tok.unsqueeze(-1), attention, next_pos, cache)[:, -1, :]
             next_pos = next_pos + 1
         return [
-            Completion(prompt_index=pi, token_ids=tokens[i], logprobs=logps[i], truncated=not finished[i],
-                       entropy_sum=entropy[i])
+            Completion(
+                prompt_index=pi,
+                token_ids=tokens[i],
+                logprobs=logps[i],
+                truncated=not finished[i],
+                entropy_sum=entropy[i],
+            )
             for i, (pi, _) in enumerate(rows)
         ]
 

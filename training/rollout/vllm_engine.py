@@ -15,6 +15,7 @@ without it. The engine:
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -22,6 +23,8 @@ from typing import Any
 import torch
 
 from training.rollout.base import Completion
+
+logger = logging.getLogger("training")
 
 VLLM_MISSING = (
     "rollout.engine 'vllm' needs the vllm package on a CUDA machine: pip install -r requirements-gpu.txt "
@@ -32,7 +35,16 @@ VLLM_MISSING = (
 _MODEL_PATHS: tuple[tuple[str, ...], ...] = (
     ("llm_engine", "model_executor", "driver_worker", "worker", "model_runner", "model"),
     ("llm_engine", "model_executor", "driver_worker", "model_runner", "model"),
-    ("llm_engine", "engine_core", "engine_core", "model_executor", "driver_worker", "worker", "model_runner", "model"),
+    (
+        "llm_engine",
+        "engine_core",
+        "engine_core",
+        "model_executor",
+        "driver_worker",
+        "worker",
+        "model_runner",
+        "model",
+    ),
 )
 
 
@@ -72,22 +84,32 @@ class VLLMEngine:
         seed: int = 0,
     ) -> None:
         if not torch.cuda.is_available():
-            raise RuntimeError("rollout.engine 'vllm' needs a CUDA GPU; use rollout.engine: transformers on CPU")
+            raise RuntimeError(
+                "rollout.engine 'vllm' needs a CUDA GPU; use rollout.engine: transformers on CPU"
+            )
         # In-process engine core: the model object is then reachable for direct weight loading.
         os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         vllm = import_vllm()
         self._vllm = vllm
         self.eos_token_ids = sorted({int(t) for t in eos_token_ids})
-        self.llm = vllm.LLM(
-            model=model_path,
-            dtype=dtype,
-            gpu_memory_utilization=gpu_memory_utilization,
-            max_model_len=max_model_len,
-            enforce_eager=enforce_eager,
-            enable_prefix_caching=True,  # the G samples of a prompt share its prefix
-            logprobs_mode="processed_logprobs",
-            seed=seed,
-        )
+        kwargs: dict[str, Any] = {
+            "model": model_path,
+            "dtype": dtype,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "max_model_len": max_model_len,
+            "enforce_eager": enforce_eager,
+            "enable_prefix_caching": True,  # the G samples of a prompt share its prefix
+            "seed": seed,
+        }
+        try:
+            self.llm = vllm.LLM(**kwargs, logprobs_mode="processed_logprobs")
+            self.processed_logprobs = True
+        except TypeError:
+            # vLLM < 0.10.2 returns raw (T = 1) log-probabilities. The trainer recomputes pi_old itself,
+            # so only the rollout/logprob_abs_diff diagnostic is affected.
+            logger.warning("this vLLM has no logprobs_mode: engine log-probabilities ignore the temperature")
+            self.llm = vllm.LLM(**kwargs)
+            self.processed_logprobs = False
 
     def _executed_model(self) -> Any | None:
         for path in _MODEL_PATHS:
@@ -139,7 +161,9 @@ class VLLMEngine:
                 detokenize=False,
             )
             requests.append(({"prompt_token_ids": list(p)}, params))
-        outputs = self.llm.generate([r for r, _ in requests], sampling_params=[s for _, s in requests], use_tqdm=False)
+        outputs = self.llm.generate(
+            [r for r, _ in requests], sampling_params=[s for _, s in requests], use_tqdm=False
+        )
         completions: list[Completion] = []
         for pi, request_output in enumerate(outputs):
             for out in request_output.outputs:
@@ -148,7 +172,12 @@ class VLLMEngine:
                 if len(logprobs) != len(ids):
                     raise RuntimeError("vLLM returned fewer log-probabilities than tokens")
                 completions.append(
-                    Completion(prompt_index=pi, token_ids=ids, logprobs=logprobs, truncated=out.finish_reason == "length")
+                    Completion(
+                        prompt_index=pi,
+                        token_ids=ids,
+                        logprobs=logprobs,
+                        truncated=out.finish_reason == "length",
+                    )
                 )
         return completions
 
