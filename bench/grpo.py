@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +40,8 @@ def _ours(
     skip_zero: bool,
     engine: str = "transformers",
     device: str = "cpu",
+    micro_batch: int | None = None,
+    before_train: Callable[[Any], None] | None = None,
 ) -> list[dict[str, float]]:
     from training.config import load_config
     from training.tiny import toy_problems
@@ -53,7 +56,7 @@ def _ours(
             "max_steps": args.steps,
             "group_size": args.group,
             "prompts_per_step": args.prompts,
-            "micro_batch_size": args.prompts * args.group,
+            "micro_batch_size": micro_batch or args.prompts * args.group,
             "learning_rate": args.lr,
             "max_response_length": args.length,
             "max_prompt_length": 512,
@@ -78,9 +81,13 @@ def _ours(
     problems = toy_problems() if args.model is None else None
     trainer = Trainer(cfg, on_metrics=on_metrics, write_logs=False, problems=problems)
     trainer.setup()
+    if before_train is not None:
+        before_train(trainer)
     start = time.perf_counter()
-    trainer.train()
-    trainer.close()
+    try:
+        trainer.train()
+    finally:
+        trainer.close()
     ends = [start, *stamps]
     for m, a, b in zip(metrics, ends, ends[1:]):
         m["bench/step_s"] = b - a
@@ -189,7 +196,16 @@ def _summary(name: str, metrics: list[dict[str, float]], warmup: int) -> float:
     kept = metrics[warmup:]
     step = statistics.mean(m["bench/step_s"] for m in kept)
     length = statistics.mean(m.get("completions/mean_length", float("nan")) for m in kept)
-    print(f"{name:<34} {step:8.3f} s/step   mean completion length {length:6.1f}   ({len(kept)} steps)")
+    split = ""
+    if "timing/generate_s" in kept[0]:
+        parts = [
+            f"{k.split('/')[1][:-2]} {statistics.mean(m[k] for m in kept):.3f}"
+            for k in ("timing/generate_s", "timing/reward_s", "timing/update_s")
+        ]
+        split = "   [" + ", ".join(parts) + "]"
+    print(
+        f"{name:<36} {step:8.3f} s/step   mean completion length {length:6.1f}   ({len(kept)} steps){split}"
+    )
     return step
 
 
@@ -237,52 +253,51 @@ def run_gpu(args: argparse.Namespace) -> None:
 
     if not torch.cuda.is_available():
         raise SystemExit("--gpu needs a CUDA device")
-    from transformers import AutoTokenizer
+    from training.tiny import build_toy_model
 
-    from training.data import prompt_text
-    from training.rollout.vllm_engine import VLLMEngine
-    from training.tiny import build_toy_model, toy_problems
-
-    with tempfile.TemporaryDirectory() as tmp:
-        # head_dim 64: the size vLLM's attention kernels expect.
-        model_dir = (
-            Path(args.model)
-            if args.model
-            else build_toy_model(
-                Path(tmp) / "model", hidden_size=256, intermediate_size=512, num_heads=4, num_kv_heads=2
-            )
-        )
-        tok = AutoTokenizer.from_pretrained(model_dir)
-        engine = VLLMEngine(
-            str(model_dir),
-            eos_token_ids=[tok.eos_token_id],
-            max_model_len=args.length + 1024,
-            gpu_memory_utilization=0.5,
-        )
-        problems = toy_problems()
-        prompts = [
-            tok(prompt_text(problems[i % len(problems)]), add_special_tokens=False)["input_ids"]
-            for i in range(args.prompts)
-        ]
-        engine.generate(
-            prompts, n=args.group, temperature=args.temperature, max_new_tokens=args.length, seed=0
-        )
+    def throughput(trainer: Any) -> None:
+        # The trainer's own colocated engine: one vLLM instance per process (vLLM frees GPU memory poorly).
+        engine = trainer.engine
+        prompts = [trainer.prompt_ids[i % len(trainer.prompt_ids)] for i in range(args.prompts)]
+        kwargs = {"n": args.group, "temperature": args.temperature, "max_new_tokens": args.length}
+        engine.generate(prompts, seed=0, **kwargs)  # warm-up (CUDA graphs, allocator)
         t0 = time.perf_counter()
-        comps = engine.generate(
-            prompts, n=args.group, temperature=args.temperature, max_new_tokens=args.length, seed=1
-        )
+        comps = engine.generate(prompts, seed=1, **kwargs)
         dt = time.perf_counter() - t0
         tokens = sum(c.length for c in comps)
         print(
             f"vLLM rollout: {tokens} tokens in {dt:.2f} s = {tokens / dt:,.0f} tokens/s "
-            f"({args.prompts} prompts x {args.group}, <= {args.length} tokens)"
+            f"({args.prompts} prompts x {args.group} samples, <= {args.length} tokens)"
         )
-        engine.close()
-        del engine
-        metrics = _ours(model_dir, Path(tmp) / "gpu", args, skip_zero=True, engine="vllm", device="cuda")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        # head_dim 64 (a size every vLLM attention backend supports) and room for long responses.
+        model_dir = (
+            Path(args.model)
+            if args.model
+            else build_toy_model(
+                Path(tmp) / "model",
+                hidden_size=256,
+                intermediate_size=512,
+                num_heads=4,
+                num_kv_heads=2,
+                max_position_embeddings=args.length + 1024,
+            )
+        )
+        metrics = _ours(
+            model_dir,
+            Path(tmp) / "gpu",
+            args,
+            skip_zero=True,
+            engine="vllm",
+            device="cuda",
+            micro_batch=args.micro_batch,
+            before_train=throughput,
+        )
         kept = metrics[args.warmup :]
         for key in ("timing/generate_s", "timing/reward_s", "timing/update_s", "timing/step_s"):
             print(f"{key:<20} {statistics.mean(m[key] for m in kept):8.3f} s")
+        print(f"{'rollout/tokens_per_s':<20} {statistics.mean(m['rollout/tokens_per_s'] for m in kept):8.0f}")
 
 
 def main() -> None:
@@ -307,6 +322,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (both trainers)")
     parser.add_argument("--workers", type=int, default=2, help="evaluator workers (both trainers)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--micro-batch", type=int, default=8, help="--gpu: sequences per forward/backward")
     args = parser.parse_args()
     if args.warmup >= args.steps:
         parser.error("--warmup must be smaller than --steps")

@@ -92,10 +92,17 @@ class TemperatureConfig:
         metadata=_help("Prompts sampled (group_size times each) per candidate temperature during selection."),
     )
     diversity_tokens: int = field(
-        default=512,
+        default=256,
         metadata=_help(
             "Diversity is measured on the first N tokens of each response, both during selection (which "
             "therefore generates only N tokens per sample) and in the per-step `diversity` metric."
+        ),
+    )
+    diversity_groups: int = field(
+        default=16,
+        metadata=_help(
+            "The per-step `diversity` metric uses the step's first N groups (prompts are shuffled, so a "
+            "random subset; the edit distances cost O(G^2 N^2) per group); 0 = every group."
         ),
     )
 
@@ -136,6 +143,7 @@ class TemperatureConfig:
         )
         _require(self.selection_prompts >= 1, "temperature.selection_prompts must be >= 1.")
         _require(self.diversity_tokens >= 1, "temperature.diversity_tokens must be >= 1.")
+        _require(self.diversity_groups >= 0, "temperature.diversity_groups must be >= 0 (0 = every group).")
 
 
 @dataclass(frozen=True)

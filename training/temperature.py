@@ -3,7 +3,8 @@
 Diversity (the product's definition; the papers do not define theirs):
   ``diversity`` of a group = the mean, over all pairs of the group's responses, of the token-level
   Levenshtein distance between their first N tokens divided by the longer of the two lengths
-  (0 = identical responses, 1 = nothing in common). The step's ``diversity`` is the mean over groups.
+  (0 = identical responses, 1 = nothing in common). The step's ``diversity`` is the mean over its
+  groups (the first ``temperature.diversity_groups`` of them: prompts are shuffled, so a random subset).
   ``diversity/reward_nonconstant_frac`` is the share of groups whose rewards are not all equal (the
   groups that carry a learning signal).
 

@@ -21,7 +21,7 @@ model, is omitted rather than reported as NaN): ``reward``, ``reward_std``, ``fr
 ``timing/reward_s``, ``timing/update_s``, ``timing/step_s``, ``eval/infra_error_rate``,
 ``eval/no_answer_rate``, ``verdict/<V>`` (share of samples with verdict V), ``loss``, ``kl``,
 ``grad_norm``, ``learning_rate``, ``num_tokens`` (cumulative prompt + completion tokens), ``epoch``,
-``policy/ratio_max_dev`` (max |rho - 1| over the step's loss tokens: 0 with one update per rollout),
+``rollout/tokens_per_s`` (generated tokens / generation time), ``policy/ratio_max_dev`` (max |rho - 1| over the step's loss tokens: 0 with one update per rollout),
 ``rollout/logprob_abs_diff`` (mean |engine logprob - trainer logprob| before the first update: 0 up
 to numerics for the transformers engine; the vLLM/trainer mismatch otherwise).
 
@@ -415,6 +415,7 @@ class Trainer:
         metrics = self._metrics(step, comps, results, masks, adv.group_std, rewards, update, temperature)
         metrics.update(
             {
+                "rollout/tokens_per_s": sum(c.length for c in comps) / generate_s if generate_s > 0 else 0.0,
                 "timing/generate_s": generate_s,
                 "timing/reward_s": reward_s,
                 "timing/update_s": update_s,
@@ -633,7 +634,8 @@ class Trainer:
             "temperature": temperature,
             "temperature/stage": float(self.temperature_policy.stage(step)),
             "diversity": diversity(
-                [[comps[i].token_ids for i in g] for g in groups], cfg.temperature.diversity_tokens
+                [[comps[i].token_ids for i in g] for g in groups[: cfg.temperature.diversity_groups or None]],
+                cfg.temperature.diversity_tokens,
             ),
             "diversity/reward_nonconstant_frac": reward_nonconstant_fraction(group_rewards),
             "eval/infra_error_rate": verdicts.get("IE", 0) / n if n else float("nan"),

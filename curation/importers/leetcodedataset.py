@@ -38,6 +38,7 @@ from curation.records import ProblemRecord, SolutionRecord, TestRecord
 
 LICENSE = "MIT (LeetCodeDataset)"
 _EXAMPLE_INPUT = re.compile(r"^\s*Input:\s*(.+?)\s*$", re.MULTILINE)
+_GENERATOR_ERROR = re.compile(r"^(Error: |Execution timed out$)")
 
 
 class LeetCodeDatasetImporter:
@@ -73,12 +74,20 @@ def convert_row(obj: dict[str, Any]) -> ProblemRecord:
     if not isinstance(pairs, list):
         raise RowRejected("field 'input_output' must be a list of {input, output}", slug)
     tests = []
+    generator_errors = 0
     for i, pair in enumerate(pairs, start=1):
         if not isinstance(pair, dict) or "input" not in pair or "output" not in pair:
             raise RowRejected(f"input_output[{i}] needs both 'input' and 'output'", slug)
         if not isinstance(pair["input"], str) or not isinstance(pair["output"], str):
             raise RowRejected(f"input_output[{i}]: input and output must be strings", slug)
+        if _GENERATOR_ERROR.match(pair["output"]):
+            # The dataset's test generator recorded its own crash or time-out as the expected output
+            # ("Error: Solution.f() missing 1 required positional argument"): not a test.
+            generator_errors += 1
+            continue
         tests.append(TestRecord(clean_test_text(pair["input"]), clean_test_text(pair["output"])))
+    if not tests:
+        raise RowRejected(f"all {generator_errors} input_output pairs are test-generator errors", slug)
     statement = clean_statement(statement)
     # The dataset does not flag its examples (and shuffles them among generated pairs): a test is
     # public when its input is exactly one of the statement's "Input: ..." lines.
@@ -98,6 +107,8 @@ def convert_row(obj: dict[str, Any]) -> ProblemRecord:
     extra: dict[str, Any] = {"source": "LeetCodeDataset"}
     if question_id is not None:
         extra["question_id"] = question_id
+    if generator_errors:
+        extra["dropped_tests"] = {"count": generator_errors, "reason": "expected output is a test-generator error"}
     return ProblemRecord(
         platform="leetcode",
         external_id=slug,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from importer_testing import FIXTURES, errors, records, shared_file
@@ -59,21 +58,42 @@ def test_an_input_output_pair_without_output_is_reported(tmp_path: Path) -> None
     ]
 
 
+def test_pairs_whose_output_is_a_generator_error_are_dropped_and_counted(tmp_path: Path) -> None:
+    row = json.loads((LCD / "v031_test_layout.jsonl").read_text().splitlines()[0])
+    kept = len(row["input_output"]) - 1
+    row["input_output"][1]["output"] = "Error: Solution.f() missing 1 required positional argument: 'b'"
+    path = tmp_path / "generr.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    (rec,) = records("leetcodedataset", path)
+    assert len(rec.tests) == kept
+    assert not any(t.output.startswith("Error: ") for t in rec.tests)
+    assert rec.extra["dropped_tests"]["count"] == 1
+
+
+def test_a_row_whose_every_pair_is_a_generator_error_is_rejected(tmp_path: Path) -> None:
+    row = json.loads((LCD / "v031_test_layout.jsonl").read_text().splitlines()[0])
+    for pair in row["input_output"]:
+        pair["output"] = "Error: boom"
+    path = tmp_path / "allbad.jsonl"
+    path.write_text(json.dumps(row) + "\n")
+    n = len(row["input_output"])
+    assert errors("leetcodedataset", path) == [f"row 1 (sum-of-pair): all {n} input_output pairs are test-generator errors"]
+
+
 def test_the_real_v031_test_file_parses_completely() -> None:
     recs = records("leetcodedataset", shared_file("leetcodedataset/LeetCodeDataset-v0.3.1-test.jsonl.gz"))
     assert len(recs) == 228
-    assert sum(len(r.tests) for r in recs) == 24246
+    # 1,012 of the 24,246 pairs record the generator's own crash ("Error: ...") or time-out as output
+    assert sum(len(r.tests) for r in recs) == 24246 - 1012
+    assert sum(r.extra.get("dropped_tests", {}).get("count", 0) for r in recs) == 1012
     assert all(r.io_mode == "call" and r.fn_name and r.contest_date for r in recs)
     assert sum(bool(r.tags) for r in recs) > 200  # a few problems ship without tags
 
 
-def test_the_real_v020_train_file_parses_completely_within_seconds() -> None:
+def test_the_real_v020_train_file_parses_completely() -> None:
     path = shared_file("leetcodedataset/LeetCodeDataset-v0.2.0-train.jsonl.gz")
-    start = time.perf_counter()
     recs = records("leetcodedataset", path)
-    elapsed = time.perf_counter() - start
     assert len(recs) == 1890
     assert sum(len(r.tests) for r in recs) == 4752
     assert {r.difficulty for r in recs} == {"Easy", "Medium", "Hard"}
     assert all(r.solutions and "class Solution" in r.starter_code for r in recs)
-    assert elapsed < 10, f"parsing took {elapsed:.1f}s; it should take about half a second"

@@ -58,8 +58,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-train", action="store_true", help="Skip the tiny training run.")
         parser.add_argument("--train-steps", type=int, default=6, help="Steps of the tiny demo run (default 6).")
         parser.add_argument(
-            "--verify-limit", type=int, default=60,
-            help="Verify at most this many reference solutions (the rest stay pending; default 60).",
+            "--verify-limit", type=int, default=120,
+            help="Verify at most this many reference solutions (the rest stay pending; default 120).",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
