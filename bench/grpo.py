@@ -24,8 +24,8 @@ import statistics
 import sys
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +69,7 @@ def _ours(
             "cpu_threads": args.threads if device == "cpu" else 0,
             "rollout.engine": engine,
             "reward.workers": args.workers,
+            "dataset.release": args.release or "",
         },
     )
     stamps: list[float] = []
@@ -78,7 +79,7 @@ def _ours(
         stamps.append(time.perf_counter())
         metrics.append(m)
 
-    problems = toy_problems() if args.model is None else None
+    problems = None if args.release else toy_problems()
     trainer = Trainer(cfg, on_metrics=on_metrics, write_logs=False, problems=problems)
     trainer.setup()
     if before_train is not None:
@@ -306,6 +307,7 @@ def main() -> None:
     )
     parser.add_argument("--gpu", action="store_true", help="vLLM rollout tokens/s and the step-time split")
     parser.add_argument("--model", help="model directory or HF id (default: build the tiny toy model)")
+    parser.add_argument("--release", help="dataset release JSONL for --gpu runs (default: the toy problems)")
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--prompts", type=int, default=4)

@@ -29,7 +29,7 @@ from training.data import prompt_text
 EOS_TOKEN = "<|endoftext|>"
 PAD_TOKEN = "<|pad|>"
 
-#: (external_id, what to print, program, function) of the toy task.
+#: (external_id, what the statement asks to print, the program that does it) of the toy task.
 TOY_TASKS: tuple[tuple[str, str, str], ...] = (
     ("double", "twice the number", "print(2*int(input()))"),
     ("increment", "the number plus one", "print(int(input())+1)"),

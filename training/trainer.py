@@ -13,7 +13,9 @@ or duplicated. ``on_resume(step)`` tells an outside store (the Django layer) to 
 Metric names (every step; a metric that is undefined at a step, e.g. ``kl`` without a reference
 model, is omitted rather than reported as NaN): ``reward``, ``reward_std``, ``frac_reward_zero_std``,
 ``completions/mean_length``, ``completions/min_length``, ``completions/max_length``,
-``completions/mean_terminated_length``, ``completions/clipped_ratio``, ``entropy``,
+``completions/mean_terminated_length``, ``completions/clipped_ratio``, ``entropy`` (mean per-token entropy
+of the sampling distribution: from the transformers engine while sampling, else from the first update's
+forward pass over the samples it trains on),
 ``clip_ratio/low_mean``, ``clip_ratio/high_mean``, ``clip_ratio/region_mean``,
 ``mask/conditional_masked_ratio`` (masked share of all samples, whatever the mask policy),
 ``mask/truncated_masked_ratio`` (masked share of truncated samples), ``temperature``,
@@ -527,7 +529,7 @@ class Trainer:
                 chunk = todo[s : s + mbs]
                 chunk_comps = [comps[i] for i in chunk]
                 logp, cmask, ent = self._logprobs(
-                    self.model, prompts, chunk_comps, temperature, want_entropy=not engine_entropy
+                    self.model, prompts, chunk_comps, temperature, want_entropy=not engine_entropy and u == 0
                 )
                 if u == 0:
                     with torch.no_grad():

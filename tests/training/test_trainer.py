@@ -211,3 +211,40 @@ def test_the_sampled_and_trained_logprobs_agree(toy_config: Callable[..., Any]) 
         toy_config(max_steps=1, skip_zero_advantage=False), on_metrics=on_metrics, write_logs=False
     ).train()
     assert seen[0][1]["rollout/logprob_abs_diff"] < 1e-4
+
+
+class _EngineWithoutEntropy:
+    """Wraps the transformers engine the way a vLLM engine behaves: no entropies, explicit weight syncs."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.syncs = 0
+
+    def generate(self, prompts: list[list[int]], **kw: Any) -> list[Any]:
+        from dataclasses import replace
+
+        return [replace(c, entropy_sum=None) for c in self.inner.generate(prompts, **kw)]
+
+    def sync_weights(self, model: Any) -> None:
+        self.syncs += 1
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_an_engine_without_entropies_gets_them_from_the_update_and_weights_after_each_step(
+    toy_config: Callable[..., Any],
+) -> None:
+    cfg = toy_config(max_steps=2, skip_zero_advantage=False, mask__policy="none")
+    reference, on_reference = _collect()
+    Trainer(
+        cfg.replace(output_dir=cfg.output_dir + "-ref"), on_metrics=on_reference, write_logs=False
+    ).train()
+    seen, on_metrics = _collect()
+    trainer = Trainer(cfg, on_metrics=on_metrics, write_logs=False)
+    trainer.setup()
+    wrapped = _EngineWithoutEntropy(trainer.engine)
+    trainer.engine = wrapped
+    trainer.train()
+    assert wrapped.syncs == 2
+    assert seen[0][1]["entropy"] == pytest.approx(reference[0][1]["entropy"], abs=1e-4)
