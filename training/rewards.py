@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from curation.records import ProblemRecord
+from curation.records import ProblemRecord, evaluator_tests
 from training.config import RewardConfig
 
 #: Our own verdict for "no program found in the completion" (never produced by the evaluator).
@@ -88,6 +88,13 @@ def problem_tests(
     return tests[:max_tests] if max_tests else tests
 
 
+def _release_test_cap(problem: ProblemRecord | Mapping[str, Any]) -> int | None:
+    """The per-problem training test cap a release pinned (``extra.curation.train_test_limit``)."""
+    extra = _get(problem, "extra", None) or {}
+    cap = (extra.get("curation") or {}).get("train_test_limit") if isinstance(extra, Mapping) else None
+    return int(cap) if isinstance(cap, int) and cap > 0 else None
+
+
 def build_case(
     problem: ProblemRecord | Mapping[str, Any],
     code: str,
@@ -96,23 +103,26 @@ def build_case(
     checker: str = "problem",
     max_tests: int | None = None,
 ) -> dict[str, Any]:
-    """One evaluator case for ``code`` on ``problem`` (checker 'problem' keeps the problem's own)."""
+    """One evaluator case for ``code`` on ``problem`` (checker 'problem' keeps the problem's own).
+
+    Tests are capped by ``max_tests`` and by the release's per-problem training cap, whichever is
+    smaller; assert-style tests are mapped to the evaluator's form by ``evaluator_tests``."""
     mode = _get(problem, "io_mode", "stdin")
+    caps = [c for c in (max_tests, _release_test_cap(problem)) if c]
+    tests, own_checker = evaluator_tests(problem_tests(problem, min(caps) if caps else None),
+                                         _get(problem, "checker", None))
     case: dict[str, Any] = {
         "id": case_id,
         "mode": mode,
         "code": code,
-        "tests": problem_tests(problem, max_tests),
+        "tests": tests,
         "time_limit_s": float(_get(problem, "time_limit_s", 2.0) or 2.0),
         "memory_mb": int(_get(problem, "memory_mb", 256) or 256),
     }
     fn_name = _get(problem, "fn_name", "")
     if mode == "call" and fn_name:
         case["fn_name"] = fn_name
-    if checker == "problem":
-        case["checker"] = dict(_get(problem, "checker", None) or {"kind": "lenient"})
-    else:
-        case["checker"] = {"kind": checker}
+    case["checker"] = own_checker if checker == "problem" else {"kind": checker}
     return case
 
 

@@ -1,7 +1,7 @@
 from django.urls import path
 
-from training.consumers import RunConsumer
 from evaluator.consumers import EvaluationJobConsumer
+from training.consumers import RunConsumer
 
 websocket_urlpatterns = [
     path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),

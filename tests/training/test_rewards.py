@@ -79,6 +79,22 @@ def test_the_checker_can_be_forced_and_tests_capped() -> None:
     assert case["checker"] == {"kind": "strict"} and len(case["tests"]) == 1 and "fn_name" not in case
 
 
+def test_a_release_training_cap_limits_the_tests_sent_to_the_judge() -> None:
+    capped = dict(ECHO.to_export_dict(), extra={"curation": {"train_test_limit": 1}})
+    assert len(build_case(capped, "print(input())", case_id="0")["tests"]) == 1
+    assert len(build_case(ECHO.to_export_dict(), "print(input())", case_id="0")["tests"]) == 2
+
+
+def test_assert_style_tests_reach_the_judge_in_its_assert_form() -> None:
+    problem = ProblemRecord(
+        platform="humaneval", external_id="HumanEval/0", title="inc", statement="Increment.", io_mode="call",
+        fn_name="inc", checker={"kind": "assert"}, tests=[TestRecord("", "assert inc(1) == 2")],
+    )
+    case = build_case(problem, "def inc(x):\n    return x + 1\n", case_id="0")
+    assert case["tests"] == [{"input": "", "output": "", "assert": "assert inc(1) == 2"}]
+    assert case["checker"] == {"kind": "lenient"}
+
+
 def _fake_judge(verdicts: list[str]) -> Any:
     calls: list[dict[str, Any]] = []
 

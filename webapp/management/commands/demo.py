@@ -34,7 +34,7 @@ def _shared_sources() -> list[tuple[str, Path]]:
         ("codecontests", SHARED_DATA / "codecontests-sample"),
         ("livecodebench", SHARED_DATA / "livecodebench-sample"),
     ]
-    out = []
+    out: list[tuple[str, Path]] = []
     for fmt, path in candidates:
         if path.is_dir():
             out.extend((fmt, f) for f in sorted(path.iterdir()) if f.suffix in {".jsonl", ".gz", ".json"})
