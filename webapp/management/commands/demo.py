@@ -116,10 +116,18 @@ class Command(BaseCommand):
         report = problems_normalize()
         self.stdout.write(f"normalize: {report}")
         self.stdout.write(f"constraints: {problems_check_constraints()}")
-        pending = list(
-            Problem.objects.filter(stage="constraints_pending").order_by("platform__name", "id")
-            .values_list("id", flat=True)[:verify_limit]
-        )
+        # Round-robin over platforms so every source shows verified problems within the limit.
+        by_platform: dict[str, list[int]] = {}
+        for pid, platform in (
+            Problem.objects.filter(stage="constraints_pending").order_by("id").values_list("id", "platform__name")
+        ):
+            by_platform.setdefault(platform, []).append(pid)
+        queues = list(by_platform.values())
+        pending: list[int] = []
+        while len(pending) < verify_limit and any(queues):
+            for q in queues:
+                if q and len(pending) < verify_limit:
+                    pending.append(q.pop(0))
         if pending:
             job = references_verify(problem_ids=pending, user=None, enqueue=False)
             job = evaluation_run(job_id=job.pk)
