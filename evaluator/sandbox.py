@@ -338,14 +338,17 @@ class WorkerProcess:
         exe = shutil.which(self.config.bwrap) or self.config.bwrap
         args = [exe, "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1",
                 *_namespace_flags(root, disable_userns), *_system_binds()]
+        # The private /tmp is mounted before the Python binds: bwrap applies mounts in order, so an
+        # interpreter or virtualenv that lives under /tmp (a CI checkout, say) is bound on top of the
+        # tmpfs instead of being hidden by it.
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.config.tmpfs_mb << 20), "--tmpfs", "/tmp"]
         made: set[str] = set()
         for path in (*_python_roots(self.config.python), *self.config.extra_ro_binds):
             args += _parents(path, made) + ["--ro-bind", path, path]
         args += _parents("/judge/x", made)
         for name in _JUDGE_FILES:
             args += ["--ro-bind", str(_HERE / name), f"/judge/{name}"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.config.tmpfs_mb << 20),
-                 "--tmpfs", "/tmp", "--chdir", "/tmp"]
+        args += ["--chdir", "/tmp"]
         for key, value in _SANDBOX_ENV.items():
             args += ["--setenv", key, value]
         self._spawn(args + [self.config.python, "-I", "-B", "/judge/_worker.py"], env={}, cwd="/",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -204,8 +205,11 @@ def scan(text):
     for word in text.replace("\\x00", " ").split():
         if word.startswith("ANSWER-"):
             found.add(word)
+# The interpreter's read-only binds hold host files only (they can sit under /tmp in a CI checkout).
+SKIP = set(%r)
 for top in (os.getcwd(), "/tmp", "/judge", os.path.expanduser("~")):
     for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in SKIP]
         for name in files:
             try:
                 scan(open(os.path.join(root, name), errors="replace").read(1 << 20))
@@ -222,7 +226,25 @@ for obj in gc.get_objects():
         scan(repr(obj)[:100000])
 print(" ".join(sorted(found)) or "nothing")
 """
+    code = code.replace("%r", repr(sorted({sys.prefix, sys.base_prefix, sys.exec_prefix})), 1)
     tests = [(f"{i}\n", secret) for i, secret in enumerate(secrets)]
     v = judge(code, tests, stop_on_first_failure=False)
     assert [t["status"] for t in v["tests"]] == ["WA", "WA", "WA"], v
     assert all(t["output"].strip() == "nothing" for t in v["tests"]), v
+
+
+@requires_bwrap
+def test_a_python_installation_under_tmp_stays_visible_inside_the_private_tmp() -> None:
+    """A CI checkout under /tmp puts the virtualenv there; the sandbox's own /tmp must not hide it."""
+    import dataclasses
+    import subprocess
+
+    venv = Path("/tmp") / f"microcoder-venv-{uuid.uuid4().hex[:8]}"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+        config = dataclasses.replace(FAST, sandbox=dataclasses.replace(
+            FAST.sandbox, mode="bwrap", python=str(venv / "bin" / "python")))
+        v = judge_case(stdin_case("import sys\nprint(sys.prefix)\n", [("", str(venv) + "\n")]), config=config)
+        assert (v["verdict"], v["sandbox"]) == ("AC", "bwrap"), v
+    finally:
+        subprocess.run(["rm", "-rf", str(venv)], check=False)
