@@ -118,6 +118,9 @@ class Worker:
         self.ctl = ctl
         self.cfg = cfg
         self.root = cfg["root"]
+        # Entries present at start are the sandbox's own (e.g. the read-only bind of a virtualenv that
+        # lives under /tmp): wiping never walks them, only what solutions left behind.
+        self.keep = frozenset(os.listdir(self.root))
         self.in_pid_ns = cfg["mode"] == "bwrap"
         self.sol: dict[str, Any] | None = None
         self.runner: _RunnerHandle | None = None
@@ -188,6 +191,8 @@ class Worker:
 
     def _wipe(self) -> None:
         for name in os.listdir(self.root):
+            if name in self.keep:
+                continue
             path = os.path.join(self.root, name)
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
