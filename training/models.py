@@ -42,7 +42,8 @@ class TrainingRun(models.Model):
     ``config`` is the full resolved core config (``training.config`` ``to_dict()``), exactly what the
     trainer runs with; ``warnings`` are the insight warnings ``check_config`` raised at creation.
     ``last_step``/``latest_metrics`` are a denormalized snapshot of the newest recorded step so list
-    pages and the websocket join need no metric-chunk reads.
+    pages and the websocket join need no metric-chunk reads. ``lease_owner``/``heartbeat_at`` are the
+    execution lease (``training.services.runs``): at most one live worker trains a run at a time.
     """
 
     name = models.CharField(max_length=200)
@@ -53,6 +54,16 @@ class TrainingRun(models.Model):
     node = models.CharField(max_length=255, blank=True, help_text="Hostname of the worker executing the run.")
     celery_task_id = models.CharField(max_length=255, blank=True)
     attempts = models.PositiveIntegerField(default=0, help_text="How many times a worker started the run.")
+    lease_owner = models.CharField(
+        max_length=255,
+        blank=True,
+        help_text="The execution holding the run's lease (host:pid:uuid); only it may train and record.",
+    )
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the lease owner last proved it is alive; older than TRAINING_LEASE_TIMEOUT_S = stale.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_runs"
     )

@@ -155,6 +155,21 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
 EVALUATION_TASK_TIME_LIMIT = env_int("EVALUATION_TASK_TIME_LIMIT", 3600, minimum=1)
 TRAINING_TASK_TIME_LIMIT = env_int("TRAINING_TASK_TIME_LIMIT", 7 * 24 * 3600, minimum=1)
 IMPORT_TASK_TIME_LIMIT = env_int("IMPORT_TASK_TIME_LIMIT", 3600, minimum=1)
+# Tasks ack late (acks_late), so Redis holds every message a worker took until the task ends. A message
+# whose worker died (SIGKILL, OOM, node loss) is redelivered once it is older than visibility_timeout,
+# at the next sweep of unacknowledged messages (a worker sweeps when it starts and then every
+# ~100 s with kombu's defaults): a killed training run resumes at most about this long after the kill.
+# Redis cannot tell a dead worker from a slow one, so a training run that outlasts the timeout is
+# redelivered to a second worker while the first still trains it: the run lease below
+# (TRAINING_LEASE_TIMEOUT_S) makes that early copy harmless, it only re-checks the lease later.
+_visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 3600, minimum=1)
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_timeout}
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_timeout}
+#: a running run whose lease owner has not beaten its heartbeat for this long is presumed dead and
+#: may be taken over by a redelivered task (it resumes from the newest checkpoint)
+TRAINING_LEASE_TIMEOUT_S = env_int("TRAINING_LEASE_TIMEOUT_S", 120, minimum=1)
+#: seconds between heartbeats of a training run's lease owner (capped at a third of the lease timeout)
+TRAINING_HEARTBEAT_S = env_float("TRAINING_HEARTBEAT_S", 15.0)
 
 if REDIS_URL:
     CHANNEL_LAYERS = {

@@ -6,6 +6,10 @@ the database is not PostgreSQL (a subprocess cannot see SQLite's in-memory test 
 subprocesses get ``DATABASE_URL`` pointing at the *test* database, so tests must commit their data
 (``django_db(transaction=True)``). Each subprocess runs in its own session and is stopped with
 SIGTERM, then SIGKILL, at the end; its log is attached to the report of any failing test.
+
+The session's shared worker and daphne (``celery_worker_process``, ``daphne_server``) serve the
+evaluation tests; the ``gpu`` queue is left to workers a test starts itself with ``start_worker``
+(the training tests kill theirs mid-run), which are stopped when that test ends.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +31,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 #: queues the project routes tasks to (settings.CELERY_TASK_ROUTES) plus the default one
 QUEUES = ("evaluate", "default", "gpu", "scoring")
+#: what the session's shared worker consumes: everything but ``gpu``, whose training tests start (and
+#: kill) workers of their own that must not share the queue with it
+SHARED_WORKER_QUEUES = ("evaluate", "default", "scoring")
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
 
@@ -58,19 +65,51 @@ class Service:
         return text[-tail:]
 
     def stop(self) -> None:
-        """SIGTERM the whole process group (the worker's judge pool included), SIGKILL after a grace period."""
-        if self.process.poll() is not None:
-            return
-        for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, STOP_TIMEOUT_S)):
-            try:
-                os.killpg(self.process.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                self.process.wait(timeout=wait_s)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        """SIGTERM the whole process group (the worker's pool and judge processes included), SIGKILL
+        after a grace period, and SIGKILL whatever of the group outlived its leader."""
+        if self.process.poll() is None:
+            for sig, wait_s in ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, STOP_TIMEOUT_S)):
+                try:
+                    os.killpg(self.process.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    self.process.wait(timeout=wait_s)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if self.group_alive():
+            self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group at once (a worker dying without any cleanup) and wait until
+        none of it is left (the leader reaped; the rest gone or zombies awaiting init)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=STOP_TIMEOUT_S)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while self.group_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def group_alive(self) -> list[int]:
+        """Pids of the live (not zombie) processes of this service's process group."""
+        return _live_group_members(self.process.pid)
+
+
+def _live_group_members(pgid: int) -> list[int]:
+    """Pids in process group ``pgid`` that are not zombies (read from ``/proc``; Linux)."""
+    alive = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # the process ended while we looked
+        fields = text[text.rindex(")") + 2:].split()  # after "pid (comm) ": state ppid pgrp ...
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(stat.parent.name))
+    return alive
 
 
 _SERVICES: list[Service] = []
@@ -181,6 +220,50 @@ def purged_queues(redis_url: str) -> None:
                 channel.queue_purge(queue)
             except Exception:  # noqa: BLE001 - a queue that never existed has nothing to purge
                 continue
+        # Messages a killed worker of an earlier session took but never acknowledged wait in the Redis
+        # transport's "unacked" set; a starting worker would restore them onto the queues.
+        unacked = [getattr(channel, name, None) for name in ("unacked_key", "unacked_index_key")]
+        if all(unacked) and hasattr(channel, "client"):
+            channel.client.delete(*unacked)
+
+
+def worker_argv(name: str, queues: Sequence[str], *, pool: str, concurrency: int) -> list[str]:
+    """``celery -A webapp worker`` consuming ``queues`` (no gossip/mingle/heartbeat: quick start)."""
+    return [
+        sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", ",".join(queues), "-c", str(concurrency),
+        f"--pool={pool}", "-n", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+        "--without-heartbeat", "-l", "INFO",
+    ]
+
+
+def worker_ready(service: Service) -> bool:
+    return " ready." in service.log()
+
+
+WorkerFactory = Callable[..., Service]
+
+
+@pytest.fixture
+def start_worker(
+    service_env: dict[str, str], purged_queues: None, tmp_path: Path
+) -> Iterator[WorkerFactory]:
+    """``start_worker(name, queues=[...], env={...}, pool="prefork", concurrency=1)`` -> a ready worker
+    of this test (extra ``env`` on top of the services' environment). Every worker it started is
+    stopped when the test ends, whatever happened to it."""
+    started: list[Service] = []
+
+    def start(name: str, *, queues: Sequence[str], env: Mapping[str, str] | None = None, pool: str = "prefork",
+              concurrency: int = 1) -> Service:
+        service = _spawn(name, worker_argv(name, queues, pool=pool, concurrency=concurrency),
+                         {**service_env, **(env or {})}, tmp_path)
+        started.append(service)
+        return _wait_ready(service, worker_ready)
+
+    try:
+        yield start
+    finally:
+        for service in started:
+            service.stop()
 
 
 @pytest.fixture(scope="session")
@@ -190,11 +273,8 @@ def _spawned(
     """Start the worker and daphne together (each takes a while to import the project); stop both at
     the end of the session, before pytest-django drops the test database they are connected to."""
     tmp = tmp_path_factory.mktemp("services")
-    worker = _spawn("celery-worker", [
-        sys.executable, "-m", "celery", "-A", "webapp", "worker", "-Q", ",".join(QUEUES), "-c", "1",
-        "--pool=solo", "-n", f"integration-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
-        "--without-heartbeat", "-l", "INFO",
-    ], service_env, tmp)
+    worker = _spawn("celery-worker", worker_argv("integration", SHARED_WORKER_QUEUES, pool="solo", concurrency=1),
+                    service_env, tmp)
     port = _free_port()
     daphne = _spawn("daphne", [
         sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "webapp.asgi:application",
@@ -208,8 +288,8 @@ def _spawned(
 
 @pytest.fixture(scope="session")
 def celery_worker_process(_spawned: tuple[Service, Service, int]) -> Service:
-    """``celery -A webapp worker`` on every queue, one solo process (the judge pool forks its own)."""
-    return _wait_ready(_spawned[0], lambda s: " ready." in s.log())
+    """``celery -A webapp worker`` on every queue but ``gpu``, one solo process (the judge pool forks its own)."""
+    return _wait_ready(_spawned[0], worker_ready)
 
 
 @pytest.fixture(scope="session")

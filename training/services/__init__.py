@@ -1,9 +1,12 @@
 """Writes of the training app (HackSoft-style services). Import from here:
 
 ``run_create``, ``run_start``, ``run_execute``, ``run_cancel``, ``config_validate``, ``checkpoints_sync``,
-``metrics_record``, ``metrics_bulk_record``, ``metrics_truncate_after``, ``samples_record``.
+``run_attempt`` (one lease-guarded execution: ``AttemptOutcome``), ``metrics_record``,
+``metrics_bulk_record``, ``metrics_truncate_after``, ``samples_record``; ``LeaseLost`` is raised in a
+worker whose run was taken over by another.
 """
 
+from training.services.lease import LeaseLost
 from training.services.metrics import (
     metrics_bulk_record,
     metrics_record,
@@ -12,8 +15,10 @@ from training.services.metrics import (
     samples_record,
 )
 from training.services.runs import (
+    AttemptOutcome,
     checkpoints_sync,
     config_validate,
+    run_attempt,
     run_cancel,
     run_create,
     run_execute,
@@ -22,12 +27,15 @@ from training.services.runs import (
 )
 
 __all__ = [
+    "AttemptOutcome",
+    "LeaseLost",
     "checkpoints_sync",
     "config_validate",
     "metrics_bulk_record",
     "metrics_record",
     "metrics_truncate_after",
     "run_cancel",
+    "run_attempt",
     "run_create",
     "run_execute",
     "run_output_dir",
