@@ -40,6 +40,16 @@ def test_it_explains_a_problems_stage_on_its_page(import_records: Any, viewer: A
     assert "v1" in html and "0 1" in html  # version history and a sample test
 
 
+def test_it_links_a_trainer_from_a_problem_to_the_judge_but_not_a_viewer(
+    import_records: Any, viewer: Any, trainer: Any, client_as: Any
+) -> None:
+    import_records([make_record("p1")])
+    url = reverse("curation:problem-detail", args=[Problem.objects.get().pk])
+    link = f'{reverse("evaluator:judge")}?problem={Problem.objects.get().pk}'
+    assert link in client_as(trainer).get(url).content.decode()
+    assert link not in client_as(viewer).get(url).content.decode()
+
+
 def _upload(client: Any, name: str, content: bytes, fmt: str = "auto") -> Any:
     return client.post(
         reverse("curation:import"),
