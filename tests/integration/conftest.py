@@ -127,12 +127,21 @@ def pytest_runtest_makereport(
     return report
 
 
+def _die_with_pytest() -> None:
+    """In the child before exec: SIGKILL it when pytest dies, so a killed test session never leaves a
+    worker consuming this Redis database (it would steal the next session's tasks)."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _spawn(name: str, argv: list[str], env: dict[str, str], tmp: Path) -> Service:
     log_path = tmp / f"{name}.log"
     with open(log_path, "wb") as log:  # the child keeps its own copy of the descriptor
         process = subprocess.Popen(
             argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_die_with_pytest,
         )
     service = Service(name, process, log_path)
     _SERVICES.append(service)

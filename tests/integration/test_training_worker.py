@@ -68,7 +68,10 @@ def _kill_after_step(run_id: int, step: int, worker: Service, timeout_s: float =
         if worker.process.poll() is not None:
             pytest.fail(f"{worker.name} exited with {worker.process.returncode} before step {step}")
         time.sleep(0.01)
-    pytest.fail(f"run {run_id} did not reach step {step} within {timeout_s:g} s")
+    run = TrainingRun.objects.get(pk=run_id)
+    delivered = "train_run" in worker.log() and "received" in worker.log()
+    pytest.fail(f"run {run_id} did not reach step {step} within {timeout_s:g} s: it is {run.status} at step "
+                f"{run.last_step}; {worker.name} {'received' if delivered else 'never received'} the task")
 
 
 def test_a_run_whose_worker_is_killed_resumes_on_a_fresh_worker_with_every_step_once(
