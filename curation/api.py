@@ -18,7 +18,7 @@ import tempfile
 from typing import Any
 
 import django_filters
-from django.http import FileResponse, Http404, StreamingHttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
@@ -47,6 +47,7 @@ from curation.serializers import (
 )
 from curation.services import UploadError, import_batch_create, release_create
 from webapp.roles import ReadViewerWriteCurator
+from webapp.streaming import attachment, file_parts
 
 
 class StandardPagination(PageNumberPagination):
@@ -168,16 +169,16 @@ class ReleaseExport(APIView):
     def get(self, request: Request, pk: int) -> Any:
         release = get_object_or_404(DatasetRelease, pk=pk)
         fmt = request.query_params.get("format", "jsonl")
-        stem = f"{release.name}-v{release.version}".replace("/", "_").replace(" ", "_")
+        stem = f"{release.name}-v{release.version}"
         if fmt == "parquet":
-            tmp = tempfile.TemporaryFile(suffix=".parquet")  # deleted when the response closes it
+            tmp = tempfile.TemporaryFile(suffix=".parquet")  # closed (and so deleted) by file_parts
             write_parquet(release, tmp)
             tmp.seek(0)
-            return FileResponse(
-                tmp, as_attachment=True, filename=f"{stem}.parquet", content_type=ParquetRenderer.media_type
-            )
-        response = StreamingHttpResponse(iter_jsonl(release), content_type="application/x-ndjson; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{stem}.jsonl"'
+            response = attachment(request, file_parts(tmp), filename=f"{stem}.parquet",
+                                  content_type=ParquetRenderer.media_type)
+        else:
+            response = attachment(request, iter_jsonl(release), filename=f"{stem}.jsonl",
+                                  content_type="application/x-ndjson; charset=utf-8")
         response["X-Release-Content-Hash"] = release.content_hash
         return response
 

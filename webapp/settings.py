@@ -7,6 +7,7 @@ Zero configuration gives the embedded default: SQLite in ``var/``, Celery tasks 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -17,13 +18,35 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = env_path("MICROCODER_VAR_DIR", BASE_DIR / "var")
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-_secret = env_str("DJANGO_SECRET_KEY", "")
-if not _secret:
-    if not DEBUG and not env_bool("MICROCODER_INSECURE_DEV_KEY", True):
-        raise ConfigError("DJANGO_SECRET_KEY is required when MICROCODER_INSECURE_DEV_KEY=0")
-    # Dev/test fallback only: a key derived per checkout so two installs never share one.
-    _secret = "insecure-dev-key-" + str(BASE_DIR)
-SECRET_KEY = _secret
+
+
+def _secret_key() -> str:
+    """``DJANGO_SECRET_KEY``, or (zero configuration) a random key kept in ``VAR_DIR/secret_key``
+    with mode 0600, created on first start. ``MICROCODER_REQUIRE_SECRET_KEY=1`` refuses the file."""
+    key = env_str("DJANGO_SECRET_KEY", "")
+    if key:
+        return key
+    if env_bool("MICROCODER_REQUIRE_SECRET_KEY", False):
+        raise ConfigError("DJANGO_SECRET_KEY is required (MICROCODER_REQUIRE_SECRET_KEY=1)")
+    import secrets
+
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        tmp = VAR_DIR / f".secret_key.{os.getpid()}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_urlsafe(50))
+        try:
+            os.link(tmp, path)  # atomic: a server and a worker starting together agree on one key
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -107,7 +130,9 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = VAR_DIR / "media"
-DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MICROCODER_UPLOAD_MAX_MB", 512) * 1024 * 1024
+# Non-file request bodies (forms, JSON) are read into memory: keep them small. Uploaded files stream
+# to disk in chunks and are not limited by this.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MICROCODER_MAX_BODY_MB", 10, minimum=1) * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {

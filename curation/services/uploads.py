@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 import uuid
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -62,6 +63,11 @@ def import_batch_create(
     except UploadError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, RuntimeError, NotImplementedError, OSError,
+            EOFError) as exc:
+        # corrupt or encrypted members, unsupported compression, a file where the archive needs a folder
+        shutil.rmtree(folder, ignore_errors=True)
+        raise UploadError(f"could not unpack {name}: {type(exc).__name__}: {exc}") from exc
     batch = ImportBatch.objects.create(
         format=format, filename=name, path=str(path), user=user if getattr(user, "is_authenticated", False) else None,
         run_pipeline=run_pipeline,

@@ -118,6 +118,33 @@ def test_it_serves_a_parquet_export(catalogue: None, api: Any) -> None:
     assert (response["Content-Type"], table.num_rows) == ("application/vnd.apache.parquet", 4)
 
 
+def test_it_streams_an_export_asynchronously_under_asgi_instead_of_buffering_it(catalogue: None, viewer: Any) -> None:
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncRequestFactory
+    from rest_framework.test import force_authenticate
+
+    from curation.api import ReleaseExport
+
+    release = release_create(name="r", filter_spec={"platforms": ["leetcode"]})
+    request = AsyncRequestFactory().get(f"/api/releases/{release.pk}/export?format=jsonl")
+    force_authenticate(request, user=viewer)
+    response = ReleaseExport.as_view()(request, pk=release.pk)
+    assert response.is_async  # Django's ASGI handler would list() a sync iterator before sending a byte
+
+    async def body() -> bytes:
+        return b"".join([part async for part in response])
+
+    rows = [json.loads(line) for line in async_to_sync(body)().splitlines()]
+    assert [r["external_id"] for r in rows] == ["lc-1", "lc-2", "lc-3"]
+
+
+def test_it_names_the_download_safely_whatever_the_release_name(catalogue: None, api: Any) -> None:
+    release = release_create(name='bad "name"\r\nX-Injected: 1', filter_spec={"platforms": ["leetcode"]})
+    response = api.get(f"/api/releases/{release.pk}/export?format=jsonl")
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="bad_name_X-Injected_1-v1.jsonl"'
+
+
 def test_it_imports_an_uploaded_file_over_the_api(curator: Any, api_as: Any, django_capture_on_commit_callbacks: Any) -> None:
     rows = [make_record("p1"), make_record("p2").to_export_dict() | {"io_mode": "x"}]
     content = "\n".join(json.dumps(r.to_export_dict() if hasattr(r, "to_export_dict") else r) for r in rows)

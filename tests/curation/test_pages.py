@@ -106,6 +106,21 @@ def test_it_refuses_a_zip_that_escapes_its_folder(curator: Any, client_as: Any) 
     assert ImportBatch.objects.count() == 0
 
 
+def test_it_reports_a_corrupt_zip_clearly_and_keeps_nothing(curator: Any, client_as: Any, settings: Any) -> None:
+    from pathlib import Path
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("problems.jsonl", "x" * 2000)
+    data = bytearray(buf.getvalue())
+    data[60:80] = b"\x00" * 20  # damage the compressed member: its CRC check fails on extraction
+    response = _upload(client_as(curator), "broken.zip", bytes(data), fmt="microcoder")
+    assert response.status_code == 200 and "could not unpack broken.zip" in response.content.decode()
+    assert ImportBatch.objects.count() == 0
+    imports = Path(settings.MEDIA_ROOT) / "imports"
+    assert not imports.exists() or not any(imports.iterdir())
+
+
 def test_it_asks_for_a_format_it_cannot_detect(curator: Any, client_as: Any) -> None:
     response = _upload(client_as(curator), "notes.txt", b"hello")
     assert "could not recognise the format of notes.txt" in response.content.decode()
