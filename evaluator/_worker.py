@@ -252,8 +252,12 @@ class Worker:
                     out["killed"] = "wall"
                 except proto.FrameTooLarge:
                     out["killed"], out["oversize"] = "oversize", True
-                except proto.ProtocolError:
+                except proto.PeerClosed:
                     out["dead"] = True
+                except proto.ProtocolError:
+                    # the runner's socket is reachable by the solution: garbage on it is the
+                    # solution's doing, so kill the runner (waiting would let it hang the worker)
+                    out["killed"], out["garbled"] = "protocol", True
                 break
             if events or (runner.pidfd < 0 and runner.poll_dead()):
                 out["dead"] = True
@@ -277,6 +281,8 @@ class Worker:
         limits = self.sol["limits"] if self.sol else {}
         if outcome.get("oversize"):
             return {"status": "OLE", "message": "result larger than the output limit"}
+        if outcome.get("garbled"):
+            return {"status": "RE", "message": "the solution wrote garbage on the judge's channel"}
         if outcome["killed"]:
             return {"status": "TLE", "message": f"{outcome['killed']} time limit exceeded"}
         status = outcome.get("status")

@@ -153,7 +153,8 @@ class Case:
                                "sandbox": self.sandbox or None, "checker": self.checker.kind}
         failing = next((r for r in records if r["status"] != "AC"), None)
         if self.final is not None:
-            out["verdict"] = self.final["verdict"]
+            # OLE is a test status, not a verdict (DESIGN's set): an output flood is a runtime error
+            out["verdict"] = "RE" if self.final["verdict"] == "OLE" else self.final["verdict"]
             out["message"] = self.final["message"]
         elif failing is not None:
             out["verdict"] = "RE" if failing["status"] == "OLE" else failing["status"]

@@ -54,7 +54,8 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 from .calls import BigInt, Opaque, parse_expected
@@ -179,9 +180,26 @@ def _number_tokens_equal(e: str, a: str, abs_tol: float | None, rel_tol: float |
     if _INT.fullmatch(e):
         if _INT.fullmatch(a):
             return False  # two different integer texts ("007" vs "7" may be a string answer)
-        value = float(a)
-        return abs_tol is not None and math.isfinite(value) and abs(value - int(e)) <= abs_tol
+        return abs_tol is not None and _decimal_within(e, a, abs_tol)
     return floats_close(float(e), float(a), abs_tol, rel_tol)
+
+
+def _decimal_within(e: str, a: str, abs_tol: float) -> bool:
+    """|a - e| <= abs_tol computed exactly in decimal: an integer answer is never compared through a
+    float (``1e16`` must not pass for ``10000000000000001``) and no size of number raises."""
+    try:
+        de, da = Decimal(e), Decimal(a)
+    except InvalidOperation:
+        return False
+    if not da.is_finite():
+        return False
+    ctx = _exact_context(len(e) + len(a))
+    return ctx.compare(ctx.abs(ctx.subtract(da, de)), Decimal(repr(abs_tol))) <= 0
+
+
+def _exact_context(digits: int) -> Context:
+    """A decimal context wide enough that subtracting two tokens of these lengths is exact."""
+    return Context(prec=digits + 8, Emax=MAX_EMAX, Emin=MIN_EMIN)
 
 
 # ---------------------------------------------------------------------------------- text chain
@@ -336,8 +354,10 @@ def structural_equal(expected: Any, actual: Any, checker: Checker) -> bool:
         if isinstance(actual, BigInt):
             return actual.digits == str(expected)
         if isinstance(actual, float):
+            # exact rational arithmetic: a float never passes for a nearby 64-bit integer, and a huge
+            # expected integer cannot overflow the comparison
             return (checker.abs_tol is not None and math.isfinite(actual)
-                    and abs(actual - expected) <= checker.abs_tol)
+                    and abs(Fraction(actual) - expected) <= Fraction(checker.abs_tol))
         return False
     if isinstance(expected, float):
         if isinstance(actual, (int, float)):
@@ -358,6 +378,8 @@ def structural_equal(expected: Any, actual: Any, checker: Checker) -> bool:
     if isinstance(expected, dict):
         if not isinstance(actual, dict) or len(actual) != len(expected):
             return False
+        if _typed_keys(expected) != _typed_keys(actual):
+            return False  # {True: 2} is not {1: 2}, although Python hashes them alike
         for key, value in expected.items():
             if key not in actual or not structural_equal(value, actual[key], checker):
                 return False
@@ -367,6 +389,11 @@ def structural_equal(expected: Any, actual: Any, checker: Checker) -> bool:
     return False
 
 
+def _typed_keys(values: Iterable[Any]) -> set[tuple[bool, Any]]:
+    """Hashable values tagged with whether they are bools (Python's ``True == 1`` must not match)."""
+    return {(isinstance(v, bool), v) for v in values}
+
+
 def _set_equal(expected: set[Any] | frozenset[Any], actual: Any, checker: Checker) -> bool:
     if not isinstance(actual, (set, frozenset, list, tuple)):
         return False
@@ -374,7 +401,8 @@ def _set_equal(expected: set[Any] | frozenset[Any], actual: Any, checker: Checke
     if len(items) != len(expected):
         return False
     try:
-        if set(items) == set(expected) and len(set(items)) == len(items):
+        if (set(items) == set(expected) and len(set(items)) == len(items)
+                and _typed_keys(items) == _typed_keys(expected)):
             return True
     except TypeError:
         pass

@@ -189,3 +189,24 @@ def test_call_values_accept_a_digit_string_written_unquoted() -> None:
     # LeetCodeDataset writes str(result): a function returning "579" has output 579
     assert compare_value("579", "579") == (True, "exact")
     assert not compare_value("579", "578")[0]
+
+
+def test_an_integer_answer_is_never_matched_through_a_float() -> None:
+    # 10000000000000001 and 1e16 are the same double: the typical `/` instead of `//` mistake
+    assert not compare_output("10000000000000001\n", "1e16\n")[0]
+    assert not compare_output("10000000000000001\n", "10000000000000000.0\n")[0]
+    assert compare_output("5\n", "5.0\n") == (True, "float_tokens")
+    assert not compare_value("10000000000000001", 1e16)[0]
+    assert compare_value("5", 5.0) == (True, "structural")
+
+
+def test_a_huge_integer_answer_against_a_float_token_is_a_plain_mismatch() -> None:
+    assert compare_output("1" * 400 + "\n", "1.5\n") == (False, "lenient")
+    assert compare_output("1" * 5000 + "\n", "1.5e3\n") == (False, "lenient")
+
+
+def test_bools_never_stand_in_for_numbers_inside_sets_and_dict_keys() -> None:
+    assert compare_value("{0, 1}", [0, 1])[0]
+    assert not compare_value("{0, 1}", [False, True])[0]
+    assert compare_value("{1: 2}", {1: 2})[0]
+    assert not compare_value("{1: 2}", {True: 2})[0]

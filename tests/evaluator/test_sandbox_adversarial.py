@@ -248,3 +248,19 @@ def test_a_python_installation_under_tmp_stays_visible_inside_the_private_tmp() 
         assert (v["verdict"], v["sandbox"]) == ("AC", "bwrap"), v
     finally:
         subprocess.run(["rm", "-rf", str(venv)], check=False)
+
+
+def test_garbage_written_on_the_judges_channel_is_the_solutions_failure_not_an_infrastructure_error() -> None:
+    code = """
+import os, time
+for fd in range(3, 256):
+    try:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+            os.write(fd, b"\\x00\\x00\\x00\\x02\\x00\\x00\\x00\\x00xx")
+    except OSError:
+        pass
+time.sleep(30)
+"""
+    v = judge(code, [("", "1\n")])
+    assert v["verdict"] in ("RE", "TLE"), v  # never IE: the hostile sample must keep its negative reward
+    assert judge("print(1)\n", [("", "1\n")])["verdict"] == "AC"
