@@ -55,6 +55,9 @@ from webapp.realtime import IMPORT_PROGRESS, import_group, publish_on_commit
 log = logging.getLogger(__name__)
 
 DEFAULT_BATCH_SIZE = 500
+#: rejected rows kept with their reason on the batch; beyond this only ``rejected_count`` grows, so a
+#: file in the wrong shape cannot grow the report (rewritten after every batch) without bound
+MAX_REPORTED_ERRORS = 1000
 _INT32 = 2**31 - 1
 #: (field, max length) of the text columns a record must fit; longer values are rejected, not cut.
 _MAX_LENGTHS = (("external_id", 255), ("fn_name", 255), ("difficulty", 64), ("url", 1000), ("license", 255))
@@ -181,7 +184,8 @@ def _import_chunk(chunk: list[ParsedRow], batch: ImportBatch, state: _ImportStat
 
 
 def _reject(batch: ImportBatch, row: int, reason: str, external_id: str) -> None:
-    batch.errors.append({"row": row, "reason": reason, "external_id": external_id})
+    if len(batch.errors) < MAX_REPORTED_ERRORS:
+        batch.errors.append({"row": row, "reason": reason, "external_id": external_id})
     batch.rejected_count += 1
 
 

@@ -149,3 +149,12 @@ def test_it_computes_the_export_dict_and_content_hash_exactly_as_the_record_does
 @pytest.mark.parametrize("text", ["", "3 4\n", "x" * 5000, "ünïcödé " * 40])
 def test_it_stores_short_and_long_texts_reversibly(text: str) -> None:
     assert decompress_text(compress_text(text)) == text
+
+
+def test_it_keeps_row_errors_up_to_the_cap_and_counts_the_rest(import_records: Any, monkeypatch: Any) -> None:
+    from curation.services import imports
+
+    monkeypatch.setattr(imports, "MAX_REPORTED_ERRORS", 3)
+    batch = import_records(["{not json"] * 5 + [make_record("ok")])
+    assert (batch.imported_count, batch.rejected_count, len(batch.errors)) == (1, 5, 3)
+    assert [e["row"] for e in batch.errors] == [1, 2, 3]
