@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Max
+from django.db.models import OuterRef, Subquery
 
 from curation.models import DatasetRelease, ProblemVersion, ReleaseItem
 from curation.selectors import ReleaseFilter, problems_for_release
@@ -44,19 +44,26 @@ def release_create(
     if not name:
         raise ValueError("a release needs a name")
     spec = filter_spec if isinstance(filter_spec, ReleaseFilter) else ReleaseFilter.from_dict(filter_spec)
-    problems = problems_for_release(spec)
+    # One query reads each problem's state *and* the id of its current version, so an import that
+    # commits meanwhile cannot make an item pin one version while storing another's hash.
+    current_version = ProblemVersion.objects.filter(problem=OuterRef("pk"), version=OuterRef("version"))
+    problems = problems_for_release(spec).annotate(version_id=Subquery(current_version.values("id")[:1]))
     rows = list(
         problems.values_list(
-            "id", "platform__name", "external_id", "content_hash", "difficulty", "stage", "train_test_limit"
+            "id", "platform__name", "external_id", "content_hash", "difficulty", "stage", "train_test_limit",
+            "version_id",
         )
     )
     if not rows:
         raise EmptyReleaseError("the filter matches no problems")
-    version_ids = dict(
-        ProblemVersion.objects.filter(problem__in=problems.values("id"), version=F("problem__version"))
-        .values_list("problem_id", "id")
-    )
-    previous = DatasetRelease.objects.filter(name=name).aggregate(v=Max("version"))["v"]
+    unversioned = [f"{r[1]}/{r[2]}" for r in rows if r[7] is None]
+    if unversioned:
+        raise ValueError(f"{len(unversioned)} problem(s) have no stored version (e.g. {unversioned[0]}); "
+                         "re-import them before releasing")
+    # Versions of one name are numbered under a lock on the existing rows of that name; the unique
+    # constraint still guards the very first version against a concurrent create.
+    previous = (DatasetRelease.objects.select_for_update().filter(name=name)
+                .order_by("-version").values_list("version", flat=True).first())
     release = DatasetRelease.objects.create(
         name=name,
         version=(previous or 0) + 1,
@@ -71,10 +78,10 @@ def release_create(
     ReleaseItem.objects.bulk_create(
         [
             ReleaseItem(
-                release=release, problem_id=pid, problem_version_id=version_ids[pid], content_hash=chash,
+                release=release, problem_id=pid, problem_version_id=version_id, content_hash=chash,
                 platform=platform, difficulty=bucket, stage=stage, train_test_limit=limit,
             )
-            for pid, platform, _ext, chash, bucket, stage, limit in rows
+            for pid, platform, _ext, chash, bucket, stage, limit, version_id in rows
         ],
         batch_size=2000,
     )

@@ -107,3 +107,23 @@ def test_it_rejects_an_unknown_filter_key_by_name() -> None:
 def test_it_rejects_an_unknown_difficulty_bucket() -> None:
     with pytest.raises(ValueError, match="difficulties: unknown value"):
         ReleaseFilter.from_dict({"difficulties": ["extreme"]})
+
+
+def test_it_refuses_to_release_a_problem_that_has_no_stored_version(import_records: Any) -> None:
+    from curation.models import ProblemVersion
+
+    import_records([make_record("p1"), make_record("p2")])
+    ProblemVersion.objects.filter(problem__external_id="p2").delete()
+    with pytest.raises(ValueError, match=r"1 problem\(s\) have no stored version \(e.g. leetcode/p2\)"):
+        release_create(name="r", filter_spec={})
+
+
+def test_it_pins_each_problems_current_version(import_records: Any) -> None:
+    from curation.models import ProblemVersion
+
+    import_records([make_record("p1")])
+    import_records([make_record("p1", tests=7)])  # a changed problem: version 2
+    release = release_create(name="r", filter_spec={})
+    item = release.items.get()
+    assert item.problem_version == ProblemVersion.objects.get(problem=item.problem, version=2)
+    assert item.content_hash == item.problem_version.content_hash
