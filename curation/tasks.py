@@ -12,10 +12,12 @@ from curation.services.uploads import import_batch_run
     name="curation.tasks.import_file",
     time_limit=getattr(settings, "IMPORT_TASK_TIME_LIMIT", 3600),
     acks_late=True,
+    reject_on_worker_lost=True,  # a worker that dies mid-import leaves the message to be redelivered
 )
 def import_file(batch_id: int) -> dict[str, object]:
     """Run the pending ``ImportBatch`` ``batch_id`` (see ``import_batch_run``). Not retried: a failure
-    is recorded on the batch for the curator; importing the file again is safe (unchanged content is
-    recognised by its hash)."""
+    is recorded on the batch for the curator. A redelivery after a worker died re-runs a batch left
+    ``running`` once it is older than the task's time limit; importing again is safe (unchanged content
+    is recognised by its hash)."""
     batch = import_batch_run(batch_id=batch_id)
     return {"batch_id": batch.pk, "status": batch.status, "summary": batch.summary()}

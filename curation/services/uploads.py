@@ -11,12 +11,15 @@ import shutil
 import uuid
 import zipfile
 import zlib
+from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from curation.importers import FORMATS, detect_format
 from curation.models import ImportBatch, ImportStatus, Problem
@@ -106,12 +109,22 @@ def _unpack(archive: Path) -> Path:
     return path
 
 
+def _claim(batch_id: int) -> bool:
+    """Atomically take a pending batch, or one left ``running`` by a worker that died: a running batch
+    older than the import task's time limit cannot still be executing. Re-running it is safe, since
+    rows committed before the crash come back ``unchanged``."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=int(getattr(settings, "IMPORT_TASK_TIME_LIMIT", 3600)))
+    claimable = Q(status=ImportStatus.PENDING) | Q(status=ImportStatus.RUNNING, started_at__lt=stale)
+    return ImportBatch.objects.filter(claimable, pk=batch_id).update(status=ImportStatus.RUNNING, started_at=now) == 1
+
+
 def import_batch_run(*, batch_id: int) -> ImportBatch:
     """Run a pending batch: import its file, then (if ``run_pipeline``) normalize and check the
     constraints of the problems it created or changed."""
+    if not _claim(batch_id):
+        return ImportBatch.objects.get(pk=batch_id)  # another delivery runs it, or it has finished
     batch = ImportBatch.objects.get(pk=batch_id)
-    if batch.status != ImportStatus.PENDING:
-        return batch  # a retried task must not import twice
     batch = problem_import(path=batch.path, format=batch.format, user=batch.user, batch=batch)
     if batch.run_pipeline and batch.status == ImportStatus.SUCCEEDED:
         touched = list(Problem.objects.filter(import_batch=batch).values_list("id", flat=True))

@@ -28,3 +28,26 @@ def test_it_does_not_run_a_finished_batch_twice(jsonl_file: Any) -> None:
     import_file(batch.pk)
     import_file(batch.pk)
     assert (ImportBatch.objects.get().imported_count, Problem.objects.count()) == (1, 1)
+
+
+def test_a_redelivered_task_leaves_a_batch_that_another_worker_is_running_alone(jsonl_file: Any) -> None:
+    from django.utils import timezone
+
+    path = jsonl_file([make_record("p1")])
+    batch = ImportBatch.objects.create(format="microcoder", filename=path.name, path=str(path),
+                                       status=ImportStatus.RUNNING, started_at=timezone.now())
+    assert import_file(batch.pk)["status"] == ImportStatus.RUNNING
+    assert Problem.objects.count() == 0
+
+
+def test_a_redelivered_task_finishes_a_batch_whose_worker_died(jsonl_file: Any, settings: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.IMPORT_TASK_TIME_LIMIT = 60
+    path = jsonl_file([make_record("p1")])
+    batch = ImportBatch.objects.create(format="microcoder", filename=path.name, path=str(path),
+                                       status=ImportStatus.RUNNING, started_at=timezone.now() - timedelta(minutes=5))
+    assert import_file(batch.pk)["status"] == ImportStatus.SUCCEEDED
+    assert Problem.objects.count() == 1
