@@ -25,7 +25,8 @@ PAGE_SIZE = 50
 @role_required(VIEWER)
 def problem_list_view(request: HttpRequest) -> HttpResponse:
     form = ProblemFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    # An invalid field is shown with its error and left out; the valid ones still filter.
+    filters = form.cleaned_data if form.is_valid() else dict(getattr(form, "cleaned_data", {}))
     page = Paginator(problem_list(filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)

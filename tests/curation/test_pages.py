@@ -26,6 +26,14 @@ def test_it_lists_problems_with_their_stage_and_filters(import_records: Any, vie
     assert '<span class="badge">imported</span>' in html
 
 
+def test_it_keeps_the_valid_filters_and_explains_an_invalid_one(import_records: Any, viewer: Any, client_as: Any) -> None:
+    import_records([make_record("p1", difficulty="Hard"), make_record("p2", difficulty="Easy")])
+    url = reverse("curation:problem-list") + "?difficulty=hard&contest_date_from=2024-13-01"
+    html = client_as(viewer).get(url).content.decode()
+    assert "Problem p1" in html and "Problem p2" not in html
+    assert 'class="error"' in html
+
+
 def test_it_explains_a_problems_stage_on_its_page(import_records: Any, viewer: Any, client_as: Any) -> None:
     import_records([
         make_record("1A", platform="codeforces", statement=LONG_STATEMENT),
