@@ -284,6 +284,10 @@ def _parents(path: str, made: set[str]) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ worker
+#: runner uids reserved per judge process (one per pool slot)
+UIDS_PER_PROCESS = 1024
+
+
 class WorkerProcess:
     """One sandboxed worker (see the module docstring). Not thread-safe: one driver thread at a time.
 
@@ -325,7 +329,11 @@ class WorkerProcess:
         self._start_rlimit()
 
     def _uid(self) -> int:
-        return self.config.uid_base + (os.getpid() % 10_000) * 64 + self.slot % 64
+        """A uid of this slot alone: 1,024 per judge process (by pid), so no two slots of a pool share
+        one (they would share RLIMIT_NPROC and kill each other's strays)."""
+        if not 0 <= self.slot < UIDS_PER_PROCESS:
+            raise SandboxError(f"slot {self.slot}: a judge process has at most {UIDS_PER_PROCESS} slots")
+        return self.config.uid_base + (os.getpid() % 1_000_000) * UIDS_PER_PROCESS + self.slot
 
     def _init_config(self, mode: str, root: str, drop_uid: bool, keep_read: bool = False) -> dict[str, Any]:
         return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "keep_read": keep_read,

@@ -1,4 +1,4 @@
-"""The worker's clean-up between solutions touches only what solutions left behind."""
+"""Worker housekeeping: clean-up between solutions, and one uid per pool slot."""
 
 from __future__ import annotations
 
@@ -23,3 +23,12 @@ def test_wiping_keeps_the_sandbox_entries_present_at_start_and_removes_solution_
         b.close()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bound-venv"]
     assert (tmp_path / "bound-venv" / "lib" / "site.py").read_text() == "x = 1\n"
+
+
+def test_every_slot_of_a_large_pool_gets_a_uid_of_its_own() -> None:
+    from evaluator.sandbox import SandboxConfig, WorkerProcess
+
+    config = SandboxConfig()
+    uids = {WorkerProcess(config, slot=i)._uid() for i in range(200)}
+    assert len(uids) == 200
+    assert max(uids) < 2**32 - 1
