@@ -233,7 +233,10 @@ class Worker:
         max_blob = 2 * self.sol["limits"]["output_limit"] + (1 << 20) if self.sol else proto.MAX_BLOB
         while True:
             now = time.monotonic()
-            cpu = _proc_cpu_s(runner.pid) - cpu0
+            helpers = [p for p in self._descendants() if p != runner.pid]
+            # The limit is on the whole solution: processes it forked and never waited for count too
+            # (each process's own stat covers the children it reaped, so nothing is counted twice).
+            cpu = _proc_cpu_s(runner.pid) + sum(_proc_cpu_s(p) for p in helpers) - cpu0
             if cpu > cpu_limit:
                 out["killed"] = "cpu"
                 break
@@ -241,6 +244,8 @@ class Worker:
                 out["killed"] = "wall"
                 break
             step = min(wall_limit - (now - start), max(cpu_limit - cpu, 0.005)) + 0.002
+            if helpers:  # several processes spend the remaining CPU budget faster than wall time
+                step = min(step, 0.02)
             if runner.pidfd < 0:
                 step = min(step, 0.01)
             events = poller.poll(step * 1000)

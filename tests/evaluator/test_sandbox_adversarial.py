@@ -264,3 +264,25 @@ time.sleep(30)
     v = judge(code, [("", "1\n")])
     assert v["verdict"] in ("RE", "TLE"), v  # never IE: the hostile sample must keep its negative reward
     assert judge("print(1)\n", [("", "1\n")])["verdict"] == "AC"
+
+
+@requires_bwrap
+def test_cpu_spent_by_forked_helpers_counts_against_the_time_limit() -> None:
+    code = """
+import os
+r, w = os.pipe()
+for _ in range(4):
+    if os.fork() == 0:
+        x = 0
+        for i in range(12_000_000):
+            x += i
+        os.write(w, b"x")
+        os._exit(0)
+done = b""
+while len(done) < 4:
+    done += os.read(r, 4)   # the parent only waits: its own CPU stays near zero
+print(1)
+"""
+    v = judge(code, [("", "1\\n")])
+    assert v["verdict"] == "TLE", v
+    assert "cpu" in v["tests"][0].get("message", ""), v
