@@ -35,6 +35,9 @@ _BLOCK_TAGS = {
     "h6",
     "hr",
 }
+#: inline tags and the markdown mark that opens and closes them
+_INLINE_MARKS = {"strong": "**", "b": "**", "em": "*", "i": "*", "var": "*", "code": "`", "tt": "`"}
+
 _MOJIBAKE_MARKERS = ("Ã", "â€", "Â", "Ð", "Ñ")
 
 
@@ -106,12 +109,8 @@ class _HtmlToText(HTMLParser):
             self.parts.append("^")
         elif tag == "sub":
             self.parts.append("_")
-        elif tag in ("strong", "b"):
-            self.parts.append("**")
-        elif tag in ("em", "i", "var"):
-            self.parts.append("*")
-        elif tag in ("code", "tt"):
-            self.parts.append("`")
+        elif tag in _INLINE_MARKS:
+            self.parts.append(_INLINE_MARKS[tag])
         elif tag == "img":
             alt = dict(attrs).get("alt") or "image"
             self.parts.append(f"[{alt}]")
@@ -130,12 +129,8 @@ class _HtmlToText(HTMLParser):
             return
         elif tag in _BLOCK_TAGS:
             self.parts.append("\n\n")
-        elif tag in ("strong", "b"):
-            self.parts.append("**")
-        elif tag in ("em", "i", "var"):
-            self.parts.append("*")
-        elif tag in ("code", "tt"):
-            self.parts.append("`")
+        elif tag in _INLINE_MARKS:
+            self.parts.append(_INLINE_MARKS[tag])
 
     def handle_data(self, data: str) -> None:
         if self.pre_depth:

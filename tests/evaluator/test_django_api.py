@@ -9,7 +9,6 @@ import pytest
 from rest_framework.test import APIClient
 
 from evaluator.models import EvaluationJob
-from evaluator.services import evaluation_submit
 
 from . import test_django_support as support
 from .test_django_support import CORRECT_ADD, WRONG_ADD
@@ -19,19 +18,13 @@ pytestmark = pytest.mark.django_db
 # the shared fixtures, bound here so pytest finds them in this module
 _eager_and_in_memory = support._eager_and_in_memory
 make_problem = support.make_problem
+problem = support.problem
+job = support.job
 
 LIST = "/api/evaluations/"
 VERIFY = "/api/evaluations/verify-references/"
 
 
-@pytest.fixture
-def problem(make_problem: Any) -> Any:
-    return make_problem()
-
-
-@pytest.fixture
-def job(problem: Any, trainer: Any) -> EvaluationJob:
-    return evaluation_submit(problem_id=problem.pk, code=CORRECT_ADD, user=trainer, enqueue=False)
 
 
 def test_it_judges_a_small_submission_inside_the_request_when_asked_to_wait(

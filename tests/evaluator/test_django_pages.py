@@ -11,7 +11,7 @@ from django.test import Client
 from django.urls import reverse
 
 from evaluator.models import EvaluationJob
-from evaluator.services import evaluation_run, evaluation_submit
+from evaluator.services import evaluation_run
 
 from . import test_django_support as support
 from .test_django_support import CORRECT_ADD, WRONG_ADD, verdict_of
@@ -21,16 +21,10 @@ pytestmark = pytest.mark.django_db
 # the shared fixtures, bound here so pytest finds them in this module
 _eager_and_in_memory = support._eager_and_in_memory
 make_problem = support.make_problem
+problem = support.problem
+job = support.job
 
 
-@pytest.fixture
-def problem(make_problem: Any) -> Any:
-    return make_problem()
-
-
-@pytest.fixture
-def job(problem: Any, trainer: Any) -> EvaluationJob:
-    return evaluation_submit(problem_id=problem.pk, code=CORRECT_ADD, user=trainer, enqueue=False)
 
 
 def _pages(job: EvaluationJob) -> list[str]:

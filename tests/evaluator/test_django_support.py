@@ -82,6 +82,20 @@ def make_problem(tmp_path: Path) -> Callable[..., Any]:
     return make
 
 
+@pytest.fixture
+def problem(make_problem: Any) -> Any:
+    """The default stored problem (a + b, correct reference solution)."""
+    return make_problem()
+
+
+@pytest.fixture
+def job(problem: Any, trainer: Any) -> Any:
+    """A submission job of ``CORRECT_ADD`` by the trainer persona, not yet run."""
+    from evaluator.services import evaluation_submit
+
+    return evaluation_submit(problem_id=problem.pk, code=CORRECT_ADD, user=trainer, enqueue=False)
+
+
 def ie_verdicts(cases: list[dict[str, Any]], **_: Any) -> list[dict[str, Any]]:
     """A stand-in for ``judge_batch`` whose judge could not run anything (every case ``IE``)."""
     return [

@@ -67,3 +67,11 @@ def toy_config(toy_model_dir: Path, toy_release: Path, tmp_path: Path) -> Callab
         return load_config(None, base)
 
     return make
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> str:
+    """A placeholder dataset file for run configs that never reach the data loader."""
+    path = tmp_path / "release.jsonl"
+    path.write_text("{}\n")
+    return str(path)

@@ -17,16 +17,8 @@ ANONYMOUS_API = (401, 403)
 @pytest.fixture(autouse=True)
 def runs_dir(settings: Any, tmp_path: Path) -> Path:
     settings.RUNS_DIR = tmp_path / "runs"
-    # The persona fixtures hash a password each; the default hasher costs ~0.5 s per user.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return settings.RUNS_DIR
 
-
-@pytest.fixture
-def dataset(tmp_path: Path) -> str:
-    path = tmp_path / "release.jsonl"
-    path.write_text("{}\n")
-    return str(path)
 
 
 @pytest.fixture

@@ -21,11 +21,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 _app = URLRouter([path("ws/runs/<int:run_id>/", RunConsumer.as_asgi())])
 
 
-@pytest.fixture(autouse=True)
-def fast_hasher(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def run(db: object) -> TrainingRun:
     return TrainingRun.objects.create(name="live", config={"max_steps": 3})

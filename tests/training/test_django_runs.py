@@ -77,12 +77,6 @@ def runs_dir(settings: Any, tmp_path: Path) -> Path:
     return settings.RUNS_DIR
 
 
-@pytest.fixture
-def dataset(tmp_path: Path) -> str:
-    path = tmp_path / "release.jsonl"
-    path.write_text("{}\n")
-    return str(path)
-
 
 def _config(dataset: str, **overrides: Any) -> dict[str, Any]:
     return {"model": "tiny", "dataset": {"release": dataset}, "max_steps": 5, "checkpoint_interval": 2,

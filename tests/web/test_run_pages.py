@@ -15,11 +15,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SCREENSHOT = "/tmp/run_page.png"
 
 
-@pytest.fixture(autouse=True)
-def fast_hasher(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 @pytest.fixture
 def run(db: object, tmp_path: Any, settings: Any) -> TrainingRun:
     """A running run with 120 recorded steps of plausible metrics, samples and a checkpoint."""
