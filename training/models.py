@@ -212,3 +212,34 @@ class RunSample(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} step {self.step} #{self.index}"
+
+
+# Model evaluations live in their own module (issue 8); imported here so Django registers them.
+from training.models_evaluation import (  # noqa: E402
+    Contamination,
+    EvalEngine,
+    EvalStatus,
+    ModelEvaluation,
+    ModelEvaluationProblem,
+    ModelEvaluationSample,
+)
+
+__all__ = [
+    "CHUNK_STEPS",
+    "TERMINAL_STATUSES",
+    "Checkpoint",
+    "Contamination",
+    "EvalEngine",
+    "EvalStatus",
+    "MetricChunk",
+    "ModelEvaluation",
+    "ModelEvaluationProblem",
+    "ModelEvaluationSample",
+    "RunSample",
+    "RunStatus",
+    "TrainingRun",
+    "merge_points",
+    "pack_steps",
+    "pack_values",
+    "unpack",
+]
