@@ -12,7 +12,8 @@ Storage rules that keep list pages fast on 20,000+ problems:
 Business logic lives in ``curation.services``; models only describe data and decode blobs.
 
 Modules: ``blobs`` (compressed columns), ``problems``, ``findings`` (constraints, duplicates),
-``imports``, ``releases``. Import models from ``curation.models``.
+``imports``, ``releases``, ``difficulty`` (scorings, pass rates,
+calibrations), ``review`` (spot-check queues). Import models from ``curation.models``.
 """
 
 from curation.models.blobs import (
@@ -22,6 +23,19 @@ from curation.models.blobs import (
     compress_text,
     decompress_json,
     decompress_text,
+)
+from curation.models.difficulty import (
+    TERMINAL_STATUSES,
+    CalibratedDifficulty,
+    Calibration,
+    CalibrationMethod,
+    JobStatus,
+    PassRate,
+    PassRateSet,
+    PassRateSource,
+    ScoringJob,
+    ScoringResult,
+    ScoringSample,
 )
 from curation.models.findings import (
     ConstraintKind,
@@ -43,10 +57,22 @@ from curation.models.problems import (
     TestCase,
 )
 from curation.models.releases import DatasetRelease, ReleaseItem
+from curation.models.review import (
+    REASON_CODES,
+    Adjudication,
+    ReviewAssignment,
+    ReviewItem,
+    ReviewQueue,
+    ReviewVerdict,
+    Verdict,
+)
 
 __all__ = [
     "COMPRESS_MIN_BYTES", "ZLIB_LEVEL", "compress_json", "compress_text", "decompress_json", "decompress_text",
     "ConstraintKind", "ConstraintResult", "ConstraintStatus", "DuplicateKind", "DuplicateLink",
     "ImportBatch", "ImportStatus", "Difficulty", "IOMode", "Problem", "ProblemQuerySet", "ProblemVersion",
     "ReferenceSolution", "SourcePlatform", "Stage", "TestCase", "DatasetRelease", "ReleaseItem",
+    "TERMINAL_STATUSES", "CalibratedDifficulty", "Calibration", "CalibrationMethod", "JobStatus", "PassRate",
+    "PassRateSet", "PassRateSource", "ScoringJob", "ScoringResult", "ScoringSample",
+    "REASON_CODES", "Adjudication", "ReviewAssignment", "ReviewItem", "ReviewQueue", "ReviewVerdict", "Verdict",
 ]

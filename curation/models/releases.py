@@ -19,6 +19,15 @@ class DatasetRelease(models.Model):
     problem_count = models.PositiveIntegerField(default=0)
     counts_by_platform = models.JSONField(default=dict)
     counts_by_difficulty = models.JSONField(default=dict)
+    target_hard_share = models.FloatField(
+        null=True, blank=True, help_text="Selection target: at least this share of hard problems."
+    )
+    counts_before_selection = models.JSONField(
+        default=dict, blank=True, help_text="Bucket counts the filter matched, before the hard-share selection."
+    )
+    dropped = models.JSONField(
+        default=list, blank=True, help_text="[{problem_id, key, bucket, reason}] the selection removed."
+    )
     problems = models.ManyToManyField(Problem, through="ReleaseItem", related_name="releases")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
