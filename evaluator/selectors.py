@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from curation.models import Problem
 from curation.selectors import ReleaseFilter, problems_for_release
 from evaluator.models import EvaluationJob
-from webapp.roles import ADMIN, CURATOR, TRAINER, has_role
+from webapp.roles import CURATOR, TRAINER, can_manage, has_role
 
 #: default for ``settings.EVALUATION_SYNC_MAX_TESTS``: a submission with at most this many tests may be
 #: judged inside the request (``?wait=1``, the judge page); bigger ones always go to the queue
@@ -31,10 +31,9 @@ def user_can_submit(user: Any) -> bool:
 
 
 def user_can_cancel(*, job: EvaluationJob, user: Any) -> bool:
-    """A job may be cancelled by its creator or an admin (whether it still can be is the service's call)."""
-    if has_role(user, ADMIN):
-        return True
-    return job.created_by_id is not None and job.created_by_id == getattr(user, "pk", None) and user_can_submit(user)
+    """A job may be cancelled by its creator (while a trainer or curator) or an admin — the owner rule
+    of :func:`webapp.roles.can_manage`; whether it still can be is the service's call."""
+    return can_manage(user, job.created_by_id, roles=(TRAINER, CURATOR))
 
 
 def job_list(*, filters: dict[str, Any] | None = None) -> QuerySet[EvaluationJob]:

@@ -3,7 +3,7 @@
 - ``GET  /api/runs/``                      list (any role); ``POST`` creates **and starts** a run (trainer)
 - ``POST /api/runs/check/``                validate a config, return the insight warnings (trainer)
 - ``GET  /api/runs/<id>/``                 detail with resolved config and checkpoints (any role)
-- ``POST /api/runs/<id>/cancel/``          request cancellation (trainer)
+- ``POST /api/runs/<id>/cancel/``          request cancellation (the run's creator, or an admin)
 - ``GET  /api/runs/<id>/metrics/?names=a,b&max_points=N[&min_step=&max_step=]``  downsampled series
 - ``GET  /api/runs/<id>/samples/[?step=N]`` one step's sample table (default: the newest step)
 """
@@ -167,14 +167,15 @@ class RunDetail(generics.RetrieveAPIView):
 
 
 class RunCancel(APIView):
-    """Request cancellation: a queued run ends at once, a running one after its current step."""
+    """Request cancellation: a queued run ends at once, a running one after its current step. Only the
+    run's creator (a trainer) or an admin may cancel it (403 otherwise)."""
 
     permission_classes = [IsTrainer]
 
     @extend_schema(request=None, responses={200: RunDetailSerializer})
     def post(self, request: Request, pk: int) -> Response:
         get_object_or_404(TrainingRun, pk=pk)
-        services.run_cancel(run_id=pk)
+        services.run_cancel(run_id=pk, user=request.user)
         return Response(RunDetailSerializer(selectors.run_get(run_id=pk)).data)
 
 

@@ -19,7 +19,7 @@ from training import selectors, services
 from training.config import ConfigError, FieldInfo, config_from_dict, describe_fields
 from training.insights import ASPECTS, INSIGHTS, Insight
 from training.models import TrainingRun
-from webapp.roles import TRAINER, VIEWER, has_role, role_required
+from webapp.roles import TRAINER, VIEWER, can_manage, role_required
 
 #: the chart panels of the run page: (title, metric names drawn together)
 CHART_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -321,7 +321,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             "config_yaml": _config_yaml(run.config),
             "panels": panels,
             "other_metrics": [n for n in selectors.run_metric_names(run_id=run_id) if n not in known],
-            "can_cancel": has_role(request.user, TRAINER) and not run.is_terminal and not run.cancel_requested,
+            "can_cancel": can_manage(request.user, run.created_by_id) and not run.is_terminal
+            and not run.cancel_requested,
         },
     )
 
@@ -331,6 +332,6 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
 def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     if not TrainingRun.objects.filter(pk=run_id).exists():
         raise Http404("no such run")
-    run = services.run_cancel(run_id=run_id)
+    run = services.run_cancel(run_id=run_id, user=request.user)  # PermissionDenied (403) unless the owner rule allows
     messages.success(request, f"Cancellation of run #{run_id} requested ({run.status}).")
     return redirect("training:run-detail", run_id=run_id)

@@ -52,6 +52,29 @@ def has_role(user: Any, role: str) -> bool:
     return role in user_roles(user)
 
 
+def _owner_id(owner: Any) -> Any:
+    """``owner`` as a primary key: a user (its ``pk``), a user id, or ``None``."""
+    if owner is None or isinstance(owner, int):
+        return owner
+    return getattr(owner, "pk", None)
+
+
+def can_manage(user: Any, owner: Any, *, roles: tuple[str, ...] = (TRAINER,)) -> bool:
+    """The owner rule for jobs (training runs, evaluation jobs, sweeps, scorings ...): may ``user``
+    change (cancel, delete, restart) an object created by ``owner`` (a user, a user id or ``None``)?
+
+    An admin may manage anything. Anyone else must be the owner and still hold one of ``roles`` (the
+    role that lets them create such objects): a trainer cancels only their own runs, and a trainer who
+    lost the role cannot cancel even those. An object without an owner (its creator was deleted, or a
+    system job) is the admins' alone."""
+    if has_role(user, ADMIN):
+        return True
+    owner_id = _owner_id(owner)
+    if owner_id is None or owner_id != getattr(user, "pk", None):
+        return False
+    return any(has_role(user, role) for role in roles)
+
+
 def role_required(role: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Page decorator: anonymous users go to the login page, users without ``role`` get 403."""
 

@@ -22,8 +22,9 @@ def runs_dir(settings: Any, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run(db: object, dataset: str) -> TrainingRun:
-    run = services.run_create(name="demo", config_dict={"model": "tiny", "dataset": {"release": dataset}})
+def run(db: object, dataset: str, trainer: Any) -> TrainingRun:
+    """A run created by the ``trainer`` persona (its owner: it may cancel it)."""
+    run = services.run_create(name="demo", config_dict={"model": "tiny", "dataset": {"release": dataset}}, user=trainer)
     for step in (1, 2, 3):
         services.metrics_record(run_id=run.pk, step=step, metrics={"reward": step / 4, "entropy": 1.0})
     services.samples_record(run_id=run.pk, step=3, samples=[{"prompt": "p", "completion": "c", "verdict": "AC",

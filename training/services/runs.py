@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -51,6 +51,7 @@ from training.services.lease import (
 )
 from training.services.metrics import metrics_record, metrics_truncate_after, samples_record
 from webapp import realtime
+from webapp.roles import TRAINER, can_manage
 
 log = logging.getLogger(__name__)
 
@@ -145,10 +146,14 @@ def run_start(*, run_id: int) -> TrainingRun:
 
 
 @transaction.atomic
-def run_cancel(*, run_id: int) -> TrainingRun:
+def run_cancel(*, run_id: int, user: Any = None) -> TrainingRun:
     """Ask a run to stop. A queued run is cancelled at once; a running one stops after its current step
-    (the trainer checkpoints it) and ends ``cancelled``. Cancelling a finished run changes nothing."""
+    (the trainer checkpoints it) and ends ``cancelled``. Cancelling a finished run changes nothing.
+    ``user`` (the person asking) must be the run's creator holding the trainer role, or an admin
+    (:func:`webapp.roles.can_manage`; else ``PermissionDenied``); ``None`` is the system itself."""
     run = TrainingRun.objects.select_for_update().get(pk=run_id)
+    if user is not None and not can_manage(user, run.created_by_id, roles=(TRAINER,)):
+        raise PermissionDenied("only the run's creator or an admin may cancel it")
     if run.status in TERMINAL_STATUSES:
         return run
     run.cancel_requested = True
