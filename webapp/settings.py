@@ -196,9 +196,27 @@ TRAINING_LEASE_TIMEOUT_S = env_int("TRAINING_LEASE_TIMEOUT_S", 120, minimum=1)
 #: seconds between heartbeats of a training run's lease owner (capped at a third of the lease timeout)
 TRAINING_HEARTBEAT_S = env_float("TRAINING_HEARTBEAT_S", 15.0)
 
+#: channels-redis waits for a consumer's messages with a blocking BZPOPMIN of this many seconds
+#: (``RedisChannelLayer.brpop_timeout``; a test checks the installed version still uses it)
+CHANNELS_REDIS_BLOCKING_READ_S = 5
+#: Redis client socket timeout of the channel layer. redis-py >= 8 defaults it to 5 s, the length of the
+#: blocking read above: an idle websocket's read then timed out in the client and daphne closed the
+#: socket with 1011. It must be longer than the blocking read; it still bounds a read from a hung Redis.
+CHANNEL_LAYER_SOCKET_TIMEOUT = env_float("CHANNEL_LAYER_SOCKET_TIMEOUT", 30.0)
+if CHANNEL_LAYER_SOCKET_TIMEOUT <= CHANNELS_REDIS_BLOCKING_READ_S + 1:
+    raise ConfigError(
+        f"CHANNEL_LAYER_SOCKET_TIMEOUT={CHANNEL_LAYER_SOCKET_TIMEOUT:g} must exceed channels-redis's "
+        f"blocking read of {CHANNELS_REDIS_BLOCKING_READ_S} s by more than a second"
+    )
 if REDIS_URL:
+    _channel_host = {
+        "address": REDIS_URL,
+        "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT,
+        "socket_connect_timeout": 5.0,
+        "socket_keepalive": True,  # a dead Redis peer is noticed without waiting for the read timeout
+    }
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [_channel_host]}}
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
