@@ -216,6 +216,8 @@ def parse_literal(text: str) -> Any:
         return json.loads(text)
     except ValueError:
         pass
+    except RecursionError as exc:
+        raise ValueError("value nested too deeply") from exc
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, MemoryError, RecursionError) as exc:

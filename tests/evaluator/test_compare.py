@@ -210,3 +210,31 @@ def test_bools_never_stand_in_for_numbers_inside_sets_and_dict_keys() -> None:
     assert not compare_value("{0, 1}", [False, True])[0]
     assert compare_value("{1: 2}", {1: 2})[0]
     assert not compare_value("{1: 2}", {True: 2})[0]
+
+
+# ---------------------------------------------------------------------- comparison cost (hostile output)
+# A solution controls its output, so no comparator may be super-linear in it. Each case is a few hundred
+# kilobytes that a quadratic comparator needs minutes for and a linear one milliseconds: the timeout is a
+# guard that turns a hang into a failure, not a speed claim.
+HOSTILE_OUTPUTS = {
+    "a long run of spaces that does not end its line": ("1" + " " * 200_000 + "2", "1" + " " * 199_999 + "3"),
+    "a long run of tabs before a newline": ("1\t\n2", "1" + "\t" * 200_000 + "x\n2"),
+    "a long digit string against an integer": ("9" * 200_000, "9" * 199_999 + "8"),
+    "a long digit string written as a float": ("9" * 200_000, "9" * 199_999 + ".0"),
+    "a long fraction": ("0." + "3" * 200_000, "0.4" + "3" * 199_999),
+    "a huge exponent": ("1000", "1.0e999999999"),
+}
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("kind", ["lenient", "strict", "icpc"])
+@pytest.mark.parametrize("name", sorted(HOSTILE_OUTPUTS))
+def test_no_comparator_is_super_linear_in_a_hostile_output(kind: str, name: str) -> None:
+    expected, actual = HOSTILE_OUTPUTS[name]
+    spec = {"kind": "icpc", "float_tolerance": 1e-6} if kind == "icpc" else {"kind": kind}
+    assert compare_output(expected, actual, spec)[0] is False
+
+
+def test_a_deeply_nested_expected_value_is_compared_as_text_not_a_crash() -> None:
+    nested = "[" * 5000 + "]" * 5000
+    assert compare_value(nested, []) == (False, "lenient")

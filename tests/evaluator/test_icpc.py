@@ -69,8 +69,20 @@ def test_with_tolerance_non_numeric_answer_tokens_stay_strings() -> None:
     assert not check("abc", "abd", "float_tolerance 1e-6")
 
 
-def test_hexadecimal_floats_parse_like_strtod() -> None:
-    assert check("16", "0x10", "float_tolerance 1e-9")
+def test_hexadecimal_floats_are_not_numbers_in_the_format() -> None:
+    assert not check("16", "0x10", "float_tolerance 1e-9")
+    assert not check("0", "0x0", "float_tolerance 0")
+    assert not check("0", "0X0", "float_tolerance 0")
+
+
+def test_a_value_that_underflows_is_not_zero() -> None:
+    assert not check("0", "1e-4000", "float_tolerance 0")
+    assert not check("1e-4000", "0", "float_tolerance 0")
+
+
+def test_zero_written_with_an_exponent_or_a_sign_is_still_zero() -> None:
+    assert check("0", "0e5", "float_tolerance 0")
+    assert check("0", "-0.000", "float_tolerance 0")
 
 
 def test_an_inf_answer_token_is_compared_as_a_string() -> None:
