@@ -31,6 +31,11 @@ class ImportBatch(models.Model):
     updated_count = models.PositiveIntegerField(default=0)
     rejected_count = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
+    last_committed_row = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Row number of the last row of the last committed chunk: every row up to it is stored or "
+        "reported as rejected; a failed import left nothing after it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -44,6 +49,14 @@ class ImportBatch(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (ImportStatus.SUCCEEDED, ImportStatus.FAILED)
+
+    def progress_event(self) -> dict[str, object]:
+        """The ``import.progress`` event data (``webapp.realtime.IMPORT_PROGRESS``)."""
+        return {
+            "batch_id": self.pk, "status": self.status, "rows": self.total_rows, "errors": self.rejected_count,
+            "imported": self.imported_count, "unchanged": self.unchanged_count, "updated": self.updated_count,
+            "last_committed_row": self.last_committed_row, "message": self.message,
+        }
 
     def summary(self) -> str:
         return (
