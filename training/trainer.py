@@ -10,22 +10,9 @@ checkpoints hold weights, optimizer and RNG states, so a resumed run continues e
 checkpoint was taken. The JSONL logs are cut back to the checkpoint's step on resume: no step is lost
 or duplicated. ``on_resume(step)`` tells an outside store (the Django layer) to do the same.
 
-Metric names (every step; a metric that is undefined at a step, e.g. ``kl`` without a reference
-model, is omitted rather than reported as NaN): ``reward``, ``reward_std``, ``frac_reward_zero_std``,
-``completions/mean_length``, ``completions/min_length``, ``completions/max_length``,
-``completions/mean_terminated_length``, ``completions/clipped_ratio``, ``entropy`` (mean per-token entropy
-of the sampling distribution: from the transformers engine while sampling, else from the first update's
-forward pass over the samples it trains on),
-``clip_ratio/low_mean``, ``clip_ratio/high_mean``, ``clip_ratio/region_mean``,
-``mask/conditional_masked_ratio`` (masked share of all samples, whatever the mask policy),
-``mask/truncated_masked_ratio`` (masked share of truncated samples), ``temperature``,
-``temperature/stage``, ``diversity``, ``diversity/reward_nonconstant_frac``, ``timing/generate_s``,
-``timing/reward_s``, ``timing/update_s``, ``timing/step_s``, ``eval/infra_error_rate``,
-``eval/no_answer_rate``, ``verdict/<V>`` (share of samples with verdict V), ``loss``, ``kl``,
-``grad_norm``, ``learning_rate``, ``num_tokens`` (cumulative prompt + completion tokens), ``epoch``,
-``rollout/tokens_per_s`` (generated tokens / generation time), ``policy/ratio_max_dev`` (max |rho - 1| over the step's loss tokens: 0 with one update per rollout),
-``rollout/logprob_abs_diff`` (mean |engine logprob - trainer logprob| before the first update: 0 up
-to numerics for the transformers engine; the vLLM/trainer mismatch otherwise).
+Metric names and their meaning: ``training.metrics_names`` (the one list the docs, pages and tests
+share). The rollout-side metrics are computed by ``training.step_metrics``, the update by
+``training.update.policy_update``; this module drives the loop, checkpoints and callbacks.
 
 This module imports nothing from Django.
 """
@@ -34,10 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
-import typing
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,12 +42,14 @@ from training.checkpoint import (
 from training.config import GRPOConfig
 from training.data import encode_prompts, load_release, problem_id, step_prompt_indices
 from training.insights import check_config
-from training.loss import clipped_policy_loss, group_advantages, selective_log_softmax, token_entropy
-from training.masking import MaskDecision, compute_masks
-from training.rewards import Judge, RewardResult, score_completions
-from training.rollout import Completion, RolloutEngine, make_engine
-from training.rollout.hf import autocast, lm_forward
-from training.temperature import TemperaturePolicy, diversity, reward_nonconstant_fraction
+from training.loss import group_advantages
+from training.masking import compute_masks
+from training.modeling import eos_token_ids, load_causal_lm, resolve_autocast, resolve_device, resolve_dtype
+from training.rewards import Judge, score_completions
+from training.rollout import RolloutEngine, make_engine
+from training.step_metrics import finite_metrics, sample_rows, step_metrics
+from training.temperature import TemperaturePolicy, diversity
+from training.update import ForwardSetup, policy_update
 
 logger = logging.getLogger("training")
 
@@ -79,55 +65,6 @@ class TrainResult:
     stopped: bool
     resumed_from: int | None
     output_dir: str
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(name)
-
-
-def resolve_dtype(name: str) -> torch.dtype:
-    if name == "auto":
-        return torch.float32
-    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
-
-
-def resolve_autocast(name: str, device: torch.device) -> torch.dtype | None:
-    """The autocast dtype of forward passes, or None for none."""
-    if name == "bf16" or (name == "auto" and device.type == "cuda"):
-        return torch.bfloat16
-    return None
-
-
-def load_causal_lm(path: str, dtype: torch.dtype, device: torch.device) -> torch.nn.Module:
-    from transformers import AutoModelForCausalLM
-
-    try:
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
-    except TypeError:  # transformers < 4.56 spells it torch_dtype
-        model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=dtype)
-    return typing.cast(torch.nn.Module, model.to(device))  # type: ignore[arg-type]
-
-
-def eos_token_ids(tokenizer: Any, model: Any) -> list[int]:
-    """End-of-sequence ids: the tokenizer's plus the generation config's (Qwen3 has two)."""
-    ids: set[int] = set()
-    if tokenizer.eos_token_id is not None:
-        ids.add(int(tokenizer.eos_token_id))
-    gen_cfg = getattr(model, "generation_config", None)
-    extra = getattr(gen_cfg, "eos_token_id", None) if gen_cfg is not None else None
-    if isinstance(extra, int):
-        ids.add(extra)
-    elif isinstance(extra, list | tuple):
-        ids.update(int(x) for x in extra)
-    if not ids:
-        raise ValueError("the tokenizer defines no eos token: set tokenizer.eos_token before training")
-    return sorted(ids)
-
-
-def _mean(values: Sequence[float]) -> float:
-    return float(sum(values) / len(values)) if values else float("nan")
 
 
 class Trainer:
@@ -212,6 +149,7 @@ class Trainer:
         self.problems, self.prompt_ids, self.prompt_texts, dropped = encode_prompts(
             self.tokenizer, problems, cfg.prompt, cfg.max_prompt_length
         )
+        self.problem_ids = [problem_id(p) for p in self.problems]
         if dropped:
             logger.warning(
                 "left out %d problems whose prompts exceed max_prompt_length=%d",
@@ -409,12 +347,38 @@ class Trainer:
         lr = self.learning_rate(step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        update = self._update(prompts, comps, rewards, masks, adv.advantages, temperature)
+        update = policy_update(
+            cfg,
+            self.model,
+            self.optimizer,
+            ForwardSetup(self.pad_id, self.device, self.autocast_dtype),
+            prompts,
+            comps,
+            rewards,
+            masks,
+            adv.advantages,
+            temperature,
+            reference=self.reference,
+        )
         self.engine.sync_weights(self.model)
         update_s = time.perf_counter() - t0
 
         self.num_tokens += sum(len(prompts[c.prompt_index]) + c.length for c in comps)
-        metrics = self._metrics(step, comps, results, masks, adv.group_std, rewards, update, temperature)
+        metrics = step_metrics(
+            comps,
+            results,
+            masks,
+            adv.group_std,
+            rewards,
+            group_size=g_size,
+            temperature=temperature,
+            temperature_stage=self.temperature_policy.stage(step),
+            diversity_groups=cfg.temperature.diversity_groups,
+            diversity_tokens=cfg.temperature.diversity_tokens,
+            num_tokens=self.num_tokens,
+            epoch=step * cfg.prompts_per_step / len(self.problems),
+        )
+        metrics.update(update)
         metrics.update(
             {
                 "rollout/tokens_per_s": sum(c.length for c in comps) / generate_s if generate_s > 0 else 0.0,
@@ -425,271 +389,34 @@ class Trainer:
                 "learning_rate": lr,
             }
         )
-        metrics = {k: float(v) for k, v in metrics.items() if v is not None and math.isfinite(float(v))}
-        rows = self._sample_rows(step, idx, comps, texts, results, masks, adv.advantages)
-        return metrics, rows
-
-    # --- update ----------------------------------------------------------------------------------
-
-    def _batch_tensors(
-        self, prompts: Sequence[list[int]], comps: Sequence[Completion]
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
-        """Left-padded prompts + right-padded completions: ids, attention, positions (B, P+C),
-        completion ids and completion mask (B, C), and C."""
-        width_p = max(len(prompts[c.prompt_index]) for c in comps)
-        width_c = max(max(c.length for c in comps), 1)
-        b = len(comps)
-        ids = torch.full((b, width_p + width_c), self.pad_id, dtype=torch.long)
-        attn = torch.zeros((b, width_p + width_c), dtype=torch.long)
-        comp_ids = torch.full((b, width_c), self.pad_id, dtype=torch.long)
-        comp_mask = torch.zeros((b, width_c), dtype=torch.float32)
-        for i, c in enumerate(comps):
-            p = prompts[c.prompt_index]
-            if p:
-                ids[i, width_p - len(p) : width_p] = torch.tensor(p)
-                attn[i, width_p - len(p) : width_p] = 1
-            if c.length:
-                ids[i, width_p : width_p + c.length] = torch.tensor(c.token_ids)
-                attn[i, width_p : width_p + c.length] = 1
-                comp_ids[i, : c.length] = torch.tensor(c.token_ids)
-                comp_mask[i, : c.length] = 1.0
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        dev = self.device
-        return ids.to(dev), attn.to(dev), pos.to(dev), comp_ids.to(dev), comp_mask.to(dev), width_c
-
-    def _logprobs(
-        self,
-        model: torch.nn.Module,
-        prompts: Sequence[list[int]],
-        comps: Sequence[Completion],
-        temperature: float,
-        *,
-        want_entropy: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Per-token log-probabilities of the completions at temperature T: (B, C), the mask (B, C),
-        and optionally the per-token entropies (B, C)."""
-        ids, attn, pos, comp_ids, comp_mask, width_c = self._batch_tensors(prompts, comps)
-        with autocast(self.device, self.autocast_dtype):
-            logits = lm_forward(model, ids, attn, pos, logits_to_keep=width_c + 1)[:, :-1, :]  # (B, C, V)
-        logp = selective_log_softmax(logits, comp_ids, temperature)
-        ent = token_entropy(logits, temperature) if want_entropy else None
-        return logp, comp_mask, ent
-
-    def _update(
-        self,
-        prompts: Sequence[list[int]],
-        comps: Sequence[Completion],
-        rewards: Sequence[float | None],
-        masks: Sequence[MaskDecision],
-        advantages: Sequence[float],
-        temperature: float,
-    ) -> dict[str, float]:
-        cfg = self.config
-        n = len(comps)
-        loss_sample = [rewards[i] is not None and not masks[i].masked for i in range(n)]
-        need_forward = [
-            loss_sample[i]
-            and comps[i].length > 0
-            and not (cfg.skip_zero_advantage and cfg.kl_coef == 0 and advantages[i] == 0.0)
-            for i in range(n)
-        ]
-        engine_entropy = all(c.entropy_sum is not None for c in comps)
-        per_update = n // cfg.updates_per_rollout
-        minibatches = [
-            list(range(u * per_update, (u + 1) * per_update)) for u in range(cfg.updates_per_rollout)
-        ]
-        mbs = cfg.micro_batch_size
-
-        # Off-policy updates need pi_old from before the first update (ratio = 1 only for the first).
-        old: dict[int, torch.Tensor] = {}
-        if cfg.updates_per_rollout > 1:
-            with torch.no_grad():
-                todo = [i for i in range(n) if need_forward[i]]
-                for s in range(0, len(todo), mbs):
-                    chunk = todo[s : s + mbs]
-                    lp, _, _ = self._logprobs(self.model, prompts, [comps[i] for i in chunk], temperature)
-                    for j, i in enumerate(chunk):
-                        old[i] = lp[j, : comps[i].length].detach()
-
-        tokens = low = high = kl_sum = ratio_dev = 0.0
-        ent_sum = ent_tokens = 0.0
-        diff_sum = diff_tokens = 0.0
-        losses: list[float] = []
-        grad_norms: list[float] = []
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        for u, mb in enumerate(minibatches):
-            normalizer = float(sum(comps[i].length for i in mb if loss_sample[i]))
-            todo = [i for i in mb if need_forward[i]]
-            self.optimizer.zero_grad(set_to_none=False)
-            for p in params:
-                if p.grad is None:
-                    p.grad = torch.zeros_like(p)  # an update without signal still steps (Adam momentum)
-            mb_loss = 0.0
-            for s in range(0, len(todo), mbs):
-                chunk = todo[s : s + mbs]
-                chunk_comps = [comps[i] for i in chunk]
-                logp, cmask, ent = self._logprobs(
-                    self.model, prompts, chunk_comps, temperature, want_entropy=not engine_entropy and u == 0
-                )
-                if u == 0:
-                    with torch.no_grad():
-                        for j, c in enumerate(chunk_comps):
-                            engine_lp = torch.tensor(c.logprobs, dtype=torch.float32, device=logp.device)
-                            diff_sum += float((logp[j, : c.length].detach() - engine_lp).abs().sum())
-                            diff_tokens += c.length
-                if ent is not None:
-                    ent_sum += float((ent * cmask).sum())
-                    ent_tokens += float(cmask.sum())
-                if old:
-                    old_lp = torch.zeros_like(logp)
-                    for j, i in enumerate(chunk):
-                        old_lp[j, : comps[i].length] = old[i]
-                else:
-                    old_lp = logp.detach()
-                ref_lp = None
-                if self.reference is not None:
-                    with torch.no_grad():
-                        ref_lp, _, _ = self._logprobs(self.reference, prompts, chunk_comps, temperature)
-                adv_t = torch.tensor([advantages[i] for i in chunk], dtype=torch.float32, device=logp.device)
-                loss, st = clipped_policy_loss(
-                    logp,
-                    old_lp,
-                    adv_t,
-                    cmask,
-                    eps_low=cfg.clip.eps_low,
-                    eps_high=cfg.clip.eps_high,
-                    normalizer=normalizer,
-                    ref_logp=ref_lp,
-                    kl_coef=cfg.kl_coef,
-                )
-                loss.backward()
-                mb_loss += float(loss.detach())
-                tokens += st.tokens
-                low += st.clipped_low
-                high += st.clipped_high
-                kl_sum += st.kl_sum
-                ratio_dev = max(ratio_dev, st.ratio_max_dev)
-            if cfg.max_grad_norm > 0:
-                grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)))
-            self.optimizer.step()
-            losses.append(mb_loss)
-
-        out: dict[str, float] = {"loss": _mean(losses), "policy/ratio_max_dev": ratio_dev}
-        if grad_norms:
-            out["grad_norm"] = _mean(grad_norms)
-        if tokens:
-            out["clip_ratio/low_mean"] = low / tokens
-            out["clip_ratio/high_mean"] = high / tokens
-            out["clip_ratio/region_mean"] = (low + high) / tokens
-        else:
-            out.update(
-                {"clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.0, "clip_ratio/region_mean": 0.0}
-            )
-        if self.reference is not None and tokens:
-            out["kl"] = kl_sum / tokens
-        if engine_entropy:
-            total_len = sum(c.length for c in comps)
-            if total_len:
-                out["entropy"] = sum(c.entropy_sum or 0.0 for c in comps) / total_len
-        elif ent_tokens:
-            out["entropy"] = ent_sum / ent_tokens
-        if diff_tokens:
-            out["rollout/logprob_abs_diff"] = diff_sum / diff_tokens
-        return out
-
-    # --- metrics ---------------------------------------------------------------------------------
-
-    def _metrics(
-        self,
-        step: int,
-        comps: Sequence[Completion],
-        results: Sequence[RewardResult],
-        masks: Sequence[MaskDecision],
-        group_std: Sequence[float],
-        rewards: Sequence[float | None],
-        update: dict[str, float],
-        temperature: float,
-    ) -> dict[str, float]:
-        cfg = self.config
-        n = len(comps)
-        g_size = cfg.group_size
-        valid = [r for r in rewards if r is not None]
-        groups = [list(range(g * g_size, (g + 1) * g_size)) for g in range(n // g_size)]
-        stds = [s for s in group_std if not math.isnan(s)]
-        lengths = [c.length for c in comps]
-        terminated = [c.length for c in comps if not c.truncated]
-        truncated = sum(1 for c in comps if c.truncated)
-        masked = sum(1 for m in masks if m.masked)
-        verdicts = Counter(r.verdict for r in results)
-        group_rewards = [[float(r) for i in g if (r := rewards[i]) is not None] for g in groups]
-        m: dict[str, float] = {
-            "reward": _mean(valid),
-            "reward_std": _mean(stds),
-            "frac_reward_zero_std": _mean([1.0 if s == 0.0 else 0.0 for s in stds]),
-            "completions/mean_length": _mean(lengths),
-            "completions/min_length": float(min(lengths)) if lengths else float("nan"),
-            "completions/max_length": float(max(lengths)) if lengths else float("nan"),
-            "completions/mean_terminated_length": _mean(terminated),
-            "completions/clipped_ratio": truncated / n if n else float("nan"),
-            "mask/conditional_masked_ratio": masked / n if n else float("nan"),
-            "mask/truncated_masked_ratio": masked / truncated if truncated else 0.0,
-            "temperature": temperature,
-            "temperature/stage": float(self.temperature_policy.stage(step)),
-            "diversity": diversity(
-                [[comps[i].token_ids for i in g] for g in groups[: cfg.temperature.diversity_groups or None]],
-                cfg.temperature.diversity_tokens,
-            ),
-            "diversity/reward_nonconstant_frac": reward_nonconstant_fraction(group_rewards),
-            "eval/infra_error_rate": verdicts.get("IE", 0) / n if n else float("nan"),
-            "eval/no_answer_rate": verdicts.get("NA", 0) / n if n else float("nan"),
-            "num_tokens": float(self.num_tokens),
-            "epoch": step * cfg.prompts_per_step / len(self.problems),
-        }
-        for verdict in ("AC", "WA", "TLE", "MLE", "RE", "CE", "IE", "NA"):
-            m[f"verdict/{verdict}"] = verdicts.get(verdict, 0) / n if n else 0.0
-        m.update(update)
-        return m
-
-    def _sample_rows(
-        self,
-        step: int,
-        idx: Sequence[int],
-        comps: Sequence[Completion],
-        texts: Sequence[str],
-        results: Sequence[RewardResult],
-        masks: Sequence[MaskDecision],
-        advantages: Sequence[float],
-    ) -> list[dict[str, Any]]:
-        limit = (
-            len(comps) if self.config.samples_per_step < 0 else min(self.config.samples_per_step, len(comps))
+        metrics = finite_metrics(metrics)
+        rows = sample_rows(
+            step,
+            limit=cfg.samples_per_step,
+            idx=idx,
+            comps=comps,
+            texts=texts,
+            results=results,
+            masks=masks,
+            advantages=adv.advantages,
+            problem_ids=self.problem_ids,
+            prompt_texts=self.prompt_texts,
         )
-        rows = []
-        for i in range(limit):
-            c = comps[i]
-            pi = idx[c.prompt_index]
-            rows.append(
-                {
-                    "step": step,
-                    "index": i,
-                    "group": c.prompt_index,
-                    "problem_id": problem_id(self.problems[pi]),
-                    "prompt": self.prompt_texts[pi],
-                    "completion": texts[i],
-                    "reward": results[i].reward,
-                    "verdict": results[i].verdict,
-                    "passed": results[i].passed,
-                    "total": results[i].total,
-                    "length": c.length,
-                    "truncated": c.truncated,
-                    "masked": masks[i].masked,
-                    "advantage": advantages[i],
-                }
-            )
-        return rows
+        return metrics, rows
 
     def close(self) -> None:
         if self._ready:
             self.engine.close()
 
 
-__all__ = ["MetricsCallback", "SamplesCallback", "TrainResult", "Trainer", "eos_token_ids", "load_causal_lm"]
+__all__ = [
+    "MetricsCallback",
+    "SamplesCallback",
+    "TrainResult",
+    "Trainer",
+    "eos_token_ids",
+    "load_causal_lm",
+    "resolve_autocast",
+    "resolve_device",
+    "resolve_dtype",
+]

@@ -10,30 +10,10 @@ from typing import Any
 import pytest
 
 from training.checkpoint import JsonlLog, latest_checkpoint, load_trainer_state
+from training.metrics_names import EVERY_STEP
 from training.trainer import Trainer
 
-DOCUMENTED = {
-    "reward",
-    "reward_std",
-    "frac_reward_zero_std",
-    "completions/mean_length",
-    "completions/clipped_ratio",
-    "entropy",
-    "clip_ratio/high_mean",
-    "clip_ratio/low_mean",
-    "mask/conditional_masked_ratio",
-    "temperature",
-    "temperature/stage",
-    "diversity",
-    "timing/generate_s",
-    "timing/reward_s",
-    "timing/update_s",
-    "eval/infra_error_rate",
-    "loss",
-    "grad_norm",
-    "learning_rate",
-    "num_tokens",
-}
+DOCUMENTED = set(EVERY_STEP)  # the shared list (training.metrics_names)
 SAMPLE_FIELDS = {"prompt", "completion", "reward", "verdict", "length", "truncated", "masked"}
 
 

@@ -1,0 +1,211 @@
+"""The whole MicroCoder-GRPO run configuration: ``GRPOConfig``, the tree of ``training.config_sections``.
+
+Defaults follow ../shared/INSIGHTS.md (see ``training.config``). Loading from YAML and dotted overrides
+live in ``training.config``, which re-exports ``GRPOConfig`` (import it from there).
+
+This module imports nothing from Django.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import yaml
+
+from training.config_sections import (
+    ClipConfig,
+    DatasetConfig,
+    MaskConfig,
+    PromptConfig,
+    RewardConfig,
+    RolloutConfig,
+    TemperatureConfig,
+    _help,
+    _require,
+)
+
+
+@dataclass(frozen=True)
+class GRPOConfig:
+    """A full MicroCoder-GRPO run. Loaded by ``load_config``; printed and stored with the run."""
+
+    model: str = field(
+        default="Qwen/Qwen3-1.7B",
+        metadata=_help("Policy model: a Hugging Face id or a local directory loadable by from_pretrained."),
+    )
+    dataset: DatasetConfig = field(default_factory=DatasetConfig, metadata=_help("Training problems."))
+    output_dir: str = field(
+        default="runs/grpo",
+        metadata=_help("Where metrics.jsonl, samples.jsonl, config.yaml and checkpoints go."),
+    )
+    max_steps: int = field(default=300, metadata=_help("Training steps (one rollout batch each)."))
+    group_size: int = field(
+        default=8, metadata=_help("G: responses sampled per prompt; advantages are group-relative.")
+    )
+    prompts_per_step: int = field(
+        default=64, metadata=_help("Prompts per rollout batch. 64 was best of 32 / 64 / 128 in MicroCoder.")
+    )
+    updates_per_rollout: int = field(
+        default=1,
+        metadata=_help(
+            "Optimizer updates per rollout batch: the batch is split into this many minibatches of "
+            "whole groups. 1 = fully on-policy; more updates reuse samples (off-policy)."
+        ),
+    )
+    micro_batch_size: int = field(
+        default=4, metadata=_help("Sequences per forward/backward pass (gradient accumulation); memory only.")
+    )
+    learning_rate: float = field(default=1e-6, metadata=_help("AdamW learning rate."))
+    lr_warmup_steps: int = field(
+        default=0, metadata=_help("Linear learning-rate warm-up over this many steps.")
+    )
+    weight_decay: float = field(default=0.0, metadata=_help("AdamW weight decay."))
+    max_grad_norm: float = field(default=1.0, metadata=_help("Gradient clipping norm; 0 disables clipping."))
+    max_response_length: int = field(
+        default=8192,
+        metadata=_help(
+            "L_max: response token cap. Larger caps give higher final accuracy; starting small does "
+            "lasting damage."
+        ),
+    )
+    max_prompt_length: int = field(
+        default=2048, metadata=_help("Prompts longer than this (in tokens) are left out of the dataset.")
+    )
+    kl_coef: float = field(
+        default=0.0,
+        metadata=_help(
+            "beta of the k3 KL penalty against the initial policy. 0 (MicroCoder) loads no reference "
+            "model; KL shrinks diversity and gives rise-then-fall accuracy."
+        ),
+    )
+    clip: ClipConfig = field(default_factory=ClipConfig, metadata=_help("Asymmetric PPO clip range."))
+    temperature: TemperatureConfig = field(
+        default_factory=TemperatureConfig, metadata=_help("Temperature policy.")
+    )
+    mask: MaskConfig = field(default_factory=MaskConfig, metadata=_help("Truncation mask."))
+    reward: RewardConfig = field(default_factory=RewardConfig, metadata=_help("Evaluator rewards."))
+    rollout: RolloutConfig = field(default_factory=RolloutConfig, metadata=_help("Rollout engine."))
+    prompt: PromptConfig = field(default_factory=PromptConfig, metadata=_help("Prompt rendering."))
+    skip_zero_advantage: bool = field(
+        default=True,
+        metadata=_help(
+            "Leave samples whose advantage is 0 out of the update's forward pass when kl_coef is 0: "
+            "loss and gradient are unchanged (they still count in the token normalizer), only time "
+            "is saved."
+        ),
+    )
+    seed: int = field(
+        default=0, metadata=_help("Seed of prompt order, sampling, mask draws and initialization.")
+    )
+    device: str = field(
+        default="auto", metadata=_help("'auto' (cuda when available), 'cpu', 'cuda' or 'cuda:N'.")
+    )
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = field(
+        default="auto",
+        metadata=_help(
+            "Dtype of the trained weights and optimizer state: 'auto' = float32 (at RL learning rates "
+            "of ~1e-6, bfloat16 weights round most updates away)."
+        ),
+    )
+    mixed_precision: Literal["auto", "no", "bf16"] = field(
+        default="auto",
+        metadata=_help(
+            "Autocast forward passes: 'auto' = bfloat16 on CUDA, none on CPU; log-probabilities are "
+            "always computed in float32."
+        ),
+    )
+    gradient_checkpointing: bool = field(
+        default=False, metadata=_help("Recompute activations to save memory.")
+    )
+    cpu_threads: int = field(
+        default=0,
+        metadata=_help(
+            "torch intra-op threads (CPU work); 0 = torch's default. Tiny models run fastest with 1."
+        ),
+    )
+    checkpoint_interval: int = field(
+        default=50, metadata=_help("Save a checkpoint every N steps (and at the end); 0 = only at the end.")
+    )
+    checkpoint_keep: int = field(default=2, metadata=_help("Keep only the newest N checkpoints."))
+    resume: bool = field(
+        default=True, metadata=_help("Resume from the newest checkpoint in output_dir when there is one.")
+    )
+    samples_per_step: int = field(
+        default=16,
+        metadata=_help("Rows of the per-step sample table (whole groups first); -1 = every sample."),
+    )
+
+    def __post_init__(self) -> None:
+        _require(bool(self.model.strip()), "model must be a Hugging Face id or a local model directory.")
+        _require(self.max_steps >= 1, f"max_steps must be >= 1, got {self.max_steps}.")
+        _require(
+            self.group_size >= 2,
+            f"group_size must be >= 2 (advantages compare a group's responses), got {self.group_size}.",
+        )
+        _require(self.prompts_per_step >= 1, f"prompts_per_step must be >= 1, got {self.prompts_per_step}.")
+        _require(
+            self.updates_per_rollout >= 1,
+            f"updates_per_rollout must be >= 1, got {self.updates_per_rollout}.",
+        )
+        _require(
+            self.prompts_per_step % self.updates_per_rollout == 0,
+            f"prompts_per_step ({self.prompts_per_step}) must be a multiple of updates_per_rollout "
+            f"({self.updates_per_rollout}) so every minibatch holds whole groups.",
+        )
+        _require(self.micro_batch_size >= 1, f"micro_batch_size must be >= 1, got {self.micro_batch_size}.")
+        _require(
+            0.0 < self.learning_rate < 1.0,
+            f"learning_rate must be in (0, 1), got {self.learning_rate}; try 1e-6.",
+        )
+        _require(self.lr_warmup_steps >= 0, "lr_warmup_steps must be >= 0.")
+        _require(self.weight_decay >= 0.0, "weight_decay must be >= 0.")
+        _require(self.max_grad_norm >= 0.0, "max_grad_norm must be >= 0 (0 disables clipping).")
+        _require(
+            self.max_response_length >= 1,
+            f"max_response_length must be >= 1, got {self.max_response_length}.",
+        )
+        _require(
+            self.max_prompt_length >= 1, f"max_prompt_length must be >= 1, got {self.max_prompt_length}."
+        )
+        _require(self.kl_coef >= 0.0, f"kl_coef must be >= 0, got {self.kl_coef}; MicroCoder uses 0.")
+        _require(self.checkpoint_interval >= 0, "checkpoint_interval must be >= 0 (0 = only at the end).")
+        _require(self.checkpoint_keep >= 1, "checkpoint_keep must be >= 1.")
+        _require(self.cpu_threads >= 0, "cpu_threads must be >= 0 (0 = torch's default).")
+        _require(self.samples_per_step >= -1, "samples_per_step must be -1 (all) or >= 0.")
+        _require(
+            self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
+            f"device must be auto, cpu, cuda or cuda:N, got {self.device!r}.",
+        )
+        _require(self.mixed_precision in ("auto", "no", "bf16"), "mixed_precision must be auto, no or bf16.")
+        _require(
+            self.dtype in ("auto", "float32", "bfloat16", "float16"),
+            f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}.",
+        )
+        if self.rollout.engine == "vllm":
+            _require(self.device != "cpu", "rollout.engine 'vllm' needs a GPU: set device to auto or cuda.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved config as plain nested dicts/lists (YAML- and JSON-serializable)."""
+        return _to_plain(self)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    def replace(self, **changes: Any) -> GRPOConfig:
+        """A copy with dotted-path changes applied, e.g. ``replace(**{"mask.probability": 0.2})``."""
+        from training.config import _apply_overrides, config_from_dict  # loading builds on this schema
+
+        return config_from_dict(_apply_overrides(self.to_dict(), changes))
+
+
+def _to_plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_to_plain(v) for v in value]
+    return value
+
+
+__all__ = ["GRPOConfig"]

@@ -1,0 +1,320 @@
+"""Sections of the MicroCoder-GRPO run configuration (``training.config``): one frozen dataclass per
+section, each field with a help string and ``__post_init__`` checks whose errors say how to fix it.
+
+``ConfigError`` and the field helpers live here so every config module shares them. The whole tree
+(``GRPOConfig``) is in ``training.config_schema``; loading, overrides and the field catalogue in
+``training.config``, which re-exports every name (import from there).
+
+This module imports nothing from Django.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message says which field and how to fix it."""
+
+
+def _help(text: str) -> dict[str, str]:
+    return {"help": text}
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConfigError(message)
+
+
+@dataclass(frozen=True)
+class TemperatureStage:
+    """One stage of a staged schedule: ``value`` applies from step ``start_step`` (1-based) on."""
+
+    start_step: int = field(metadata=_help("First training step (1-based) at which this stage applies."))
+    value: float = field(metadata=_help("Sampling and training temperature during this stage."))
+
+    def __post_init__(self) -> None:
+        _require(self.start_step >= 0, f"temperature.stages: start_step must be >= 0, got {self.start_step}.")
+        _require(
+            0.0 < self.value <= 4.0,
+            f"temperature.stages: value must be in (0, 4], got {self.value}; MicroCoder uses 0.6-1.8.",
+        )
+
+
+@dataclass(frozen=True)
+class TemperatureConfig:
+    policy: Literal["constant", "staged", "diversity"] = field(
+        default="constant",
+        metadata=_help(
+            "How T is chosen: 'constant' uses temperature.value; 'staged' follows temperature.stages "
+            "(low -> high, e.g. 0.6 until step 140 then 1.8); 'diversity' samples the initial policy at "
+            "each of temperature.candidates before step 1 and picks the lowest T whose diversity reaches "
+            "temperature.target_diversity (later stages from temperature.stages, if any, still apply)."
+        ),
+    )
+    value: float = field(
+        default=1.2,
+        metadata=_help("The temperature of the 'constant' policy. MicroCoder's main runs use 1.2."),
+    )
+    stages: tuple[TemperatureStage, ...] = field(
+        default=(),
+        metadata=_help(
+            "Staged schedule as a list of {start_step, value}, sorted by start_step; the first stage "
+            "starts at step 0 or 1. Under 'diversity' the stage that starts the run takes the selected T."
+        ),
+    )
+    candidates: tuple[float, ...] = field(
+        default=(0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8),
+        metadata=_help("Temperatures the 'diversity' policy measures before training, ascending."),
+    )
+    target_diversity: float = field(
+        default=0.7,
+        metadata=_help(
+            "The 'diversity' policy picks the lowest candidate whose initial diversity is at least this "
+            "value (the level diversity converges to during training; starting below it makes training "
+            "fail). If no candidate reaches it, the most diverse candidate is used."
+        ),
+    )
+    selection_prompts: int = field(
+        default=8,
+        metadata=_help("Prompts sampled (group_size times each) per candidate temperature during selection."),
+    )
+    diversity_tokens: int = field(
+        default=256,
+        metadata=_help(
+            "Diversity is measured on the first N tokens of each response, both during selection (which "
+            "therefore generates only N tokens per sample) and in the per-step `diversity` metric."
+        ),
+    )
+    diversity_groups: int = field(
+        default=16,
+        metadata=_help(
+            "The per-step `diversity` metric uses the step's first N groups (prompts are shuffled, so a "
+            "random subset; the edit distances cost O(G^2 N^2) per group); 0 = every group."
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        _require(
+            self.policy in ("constant", "staged", "diversity"),
+            f"temperature.policy must be constant, staged or diversity, got {self.policy!r}.",
+        )
+        _require(
+            0.0 < self.value <= 4.0,
+            f"temperature.value must be in (0, 4], got {self.value}; MicroCoder's main runs use 1.2.",
+        )
+        starts = [s.start_step for s in self.stages]
+        _require(
+            starts == sorted(starts) and len(set(starts)) == len(starts),
+            f"temperature.stages must have strictly increasing start_step values, got {starts}.",
+        )
+        if self.policy == "staged":
+            _require(
+                bool(self.stages) and self.stages[0].start_step <= 1,
+                "temperature.policy 'staged' needs temperature.stages whose first stage starts at step 0 "
+                "or 1, "
+                "e.g. [{start_step: 0, value: 0.6}, {start_step: 140, value: 1.8}].",
+            )
+        if self.policy == "diversity":
+            _require(
+                len(self.candidates) >= 1 and list(self.candidates) == sorted(set(self.candidates)),
+                f"temperature.candidates must be distinct and ascending, got {list(self.candidates)}.",
+            )
+            _require(
+                all(0.0 < t <= 4.0 for t in self.candidates),
+                f"temperature.candidates must lie in (0, 4], got {list(self.candidates)}.",
+            )
+        _require(
+            0.0 <= self.target_diversity <= 1.0,
+            "temperature.target_diversity is a normalized edit distance in [0, 1], got "
+            f"{self.target_diversity}.",
+        )
+        _require(self.selection_prompts >= 1, "temperature.selection_prompts must be >= 1.")
+        _require(self.diversity_tokens >= 1, "temperature.diversity_tokens must be >= 1.")
+        _require(self.diversity_groups >= 0, "temperature.diversity_groups must be >= 0 (0 = every group).")
+
+
+@dataclass(frozen=True)
+class MaskConfig:
+    policy: Literal["conditional", "all", "none"] = field(
+        default="conditional",
+        metadata=_help(
+            "Truncation mask: 'conditional' (MicroCoder: mask a truncated response only when its answer is "
+            "not judged wrong, its tail is not a repetition loop and a Bernoulli(mask.probability) draw "
+            "succeeds), 'all' (mask every truncated response: TRL / DeepCoder overlong filtering), 'none'."
+        ),
+    )
+    probability: float = field(
+        default=0.1,
+        metadata=_help(
+            "p of the Bernoulli draw of the conditional mask. 0.1 is the paper's setting; 0.3 "
+            "already behaves like masking all."
+        ),
+    )
+    repeat_window: int = field(
+        default=128,
+        metadata=_help(
+            "m: a truncated response whose last m tokens equal the m before them is a repetition "
+            "loop and keeps its negative signal (never masked)."
+        ),
+    )
+    ngram_size: int = field(
+        default=4,
+        metadata=_help(
+            "n of the n-gram repetition test on the last 2*m tokens (catches loops whose period "
+            "does not divide m)."
+        ),
+    )
+    ngram_repeat_threshold: float = field(
+        default=0.5,
+        metadata=_help("A tail whose share of repeated n-grams reaches this value counts as a loop."),
+    )
+
+    def __post_init__(self) -> None:
+        _require(
+            self.policy in ("conditional", "all", "none"),
+            f"mask.policy must be conditional, all or none, got {self.policy!r}.",
+        )
+        _require(
+            0.0 <= self.probability <= 1.0,
+            f"mask.probability is a probability in [0, 1], got {self.probability}; the paper uses 0.1.",
+        )
+        _require(self.repeat_window >= 1, f"mask.repeat_window must be >= 1 token, got {self.repeat_window}.")
+        _require(self.ngram_size >= 1, f"mask.ngram_size must be >= 1, got {self.ngram_size}.")
+        _require(
+            0.0 < self.ngram_repeat_threshold <= 1.0,
+            f"mask.ngram_repeat_threshold must be in (0, 1], got {self.ngram_repeat_threshold}.",
+        )
+
+
+@dataclass(frozen=True)
+class ClipConfig:
+    eps_low: float = field(
+        default=0.2,
+        metadata=_help("Lower clip: the ratio is clipped at 1 - eps_low for negative advantages."),
+    )
+    eps_high: float = field(
+        default=0.28,
+        metadata=_help(
+            "Upper clip ('clip-higher'): the ratio is clipped at 1 + eps_high for positive "
+            "advantages. DAPO's 0.28 is the default; a value above eps_low sustains diversity."
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        _require(
+            0.0 < self.eps_low < 1.0, f"clip.eps_low must be in (0, 1), got {self.eps_low}; default 0.2."
+        )
+        _require(
+            0.0 < self.eps_high <= 10.0,
+            f"clip.eps_high must be in (0, 10], got {self.eps_high}; default 0.28.",
+        )
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    checker: Literal["problem", "lenient", "strict"] = field(
+        default="problem",
+        metadata=_help(
+            "Output comparison of the judge: 'problem' uses each problem's own checker (lenient fallback "
+            "chain unless the problem says otherwise), 'lenient' forces the MicroCoder chain, 'strict' the "
+            "LiveCodeBench-style baseline (only for comparisons: its false negatives slow learning)."
+        ),
+    )
+    mode: Literal["pass_fail", "fraction"] = field(
+        default="pass_fail",
+        metadata=_help(
+            "'pass_fail': 1 when every test passes, else 0; 'fraction': the share of tests passed."
+        ),
+    )
+    workers: int | None = field(
+        default=None, metadata=_help("Parallel judge processes; empty = the evaluator's default (CPU count).")
+    )
+    max_tests: int | None = field(
+        default=None,
+        metadata=_help(
+            "Judge at most this many tests per problem (hundreds of tests stall training); empty = all."
+        ),
+    )
+
+    def __post_init__(self) -> None:
+        _require(
+            self.checker in ("problem", "lenient", "strict"),
+            f"reward.checker must be problem, lenient or strict, got {self.checker!r}.",
+        )
+        _require(
+            self.mode in ("pass_fail", "fraction"),
+            f"reward.mode must be pass_fail or fraction, got {self.mode!r}.",
+        )
+        _require(self.workers is None or self.workers >= 1, "reward.workers must be >= 1 or empty.")
+        _require(self.max_tests is None or self.max_tests >= 1, "reward.max_tests must be >= 1 or empty.")
+
+
+@dataclass(frozen=True)
+class DatasetConfig:
+    release: str = field(
+        default="",
+        metadata=_help("Path of a dataset release JSONL file (one exported problem per line)."),
+    )
+    max_problems: int | None = field(
+        default=None, metadata=_help("Use only the first N problems of the release; empty = all.")
+    )
+
+    def __post_init__(self) -> None:
+        _require(
+            self.max_problems is None or self.max_problems >= 1, "dataset.max_problems must be >= 1 or empty."
+        )
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    engine: Literal["transformers", "vllm"] = field(
+        default="transformers",
+        metadata=_help(
+            "Rollout engine: 'transformers' (CPU or GPU, batched KV-cache sampling) or 'vllm' "
+            "(GPU only; the policy weights are synced into it after each update)."
+        ),
+    )
+    batch_size: int = field(
+        default=0,
+        metadata=_help(
+            "Sequences generated together by the transformers engine; 0 = the whole step at once."
+        ),
+    )
+    gpu_memory_utilization: float = field(
+        default=0.35,
+        metadata=_help(
+            "vLLM: share of GPU memory for its weights and KV cache (it shares the GPU with training)."
+        ),
+    )
+    enforce_eager: bool = field(
+        default=False, metadata=_help("vLLM: disable CUDA graphs (slower, less memory).")
+    )
+
+    def __post_init__(self) -> None:
+        _require(
+            self.engine in ("transformers", "vllm"),
+            f"rollout.engine must be transformers or vllm, got {self.engine!r}.",
+        )
+        _require(self.batch_size >= 0, "rollout.batch_size must be >= 0 (0 = all at once).")
+        _require(
+            0.05 <= self.gpu_memory_utilization <= 0.95,
+            f"rollout.gpu_memory_utilization must be in [0.05, 0.95], got {self.gpu_memory_utilization}.",
+        )
+
+
+@dataclass(frozen=True)
+class PromptConfig:
+    chat_template: Literal["auto", "on", "off"] = field(
+        default="auto",
+        metadata=_help("Wrap the problem in the tokenizer's chat template: 'auto' = when it has one."),
+    )
+    system_prompt: str = field(default="", metadata=_help("Optional system message (chat template only)."))
+    enable_thinking: bool | None = field(
+        default=None,
+        metadata=_help("Passed to Qwen3 chat templates as enable_thinking; empty = template default."),
+    )
+
+    def __post_init__(self) -> None:
+        _require(self.chat_template in ("auto", "on", "off"), "prompt.chat_template must be auto, on or off.")

@@ -1,0 +1,209 @@
+"""The GRPO policy update of one rollout batch, separate from the loop that drives it.
+
+``policy_update`` runs ``updates_per_rollout`` optimizer updates over minibatches of whole groups
+(token-level clipped loss at the training temperature, pi_old from before the first update when
+there are several) and returns the update-side metrics of ``training.metrics_names`` (``loss``,
+``clip_ratio/*``, ``grad_norm``, ``kl``, ``entropy``, ``policy/ratio_max_dev``,
+``rollout/logprob_abs_diff``). ``completion_logprobs`` is the one forward pass it uses.
+
+This module imports nothing from Django.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from training.config import GRPOConfig
+from training.loss import clipped_policy_loss, selective_log_softmax, token_entropy
+from training.masking import MaskDecision
+from training.rollout import Completion
+from training.rollout.hf import autocast, lm_forward
+from training.step_metrics import mean
+
+
+@dataclass(frozen=True)
+class ForwardSetup:
+    """How to run forward passes: padding id, device and the autocast dtype (None = none)."""
+
+    pad_id: int
+    device: torch.device
+    autocast_dtype: torch.dtype | None
+
+
+def batch_tensors(
+    prompts: Sequence[list[int]], comps: Sequence[Completion], pad_id: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]:
+    """Left-padded prompts + right-padded completions: ids, attention, positions (B, P+C),
+    completion ids and completion mask (B, C), and C."""
+    width_p = max(len(prompts[c.prompt_index]) for c in comps)
+    width_c = max(max(c.length for c in comps), 1)
+    b = len(comps)
+    ids = torch.full((b, width_p + width_c), pad_id, dtype=torch.long)
+    attn = torch.zeros((b, width_p + width_c), dtype=torch.long)
+    comp_ids = torch.full((b, width_c), pad_id, dtype=torch.long)
+    comp_mask = torch.zeros((b, width_c), dtype=torch.float32)
+    for i, c in enumerate(comps):
+        p = prompts[c.prompt_index]
+        if p:
+            ids[i, width_p - len(p) : width_p] = torch.tensor(p)
+            attn[i, width_p - len(p) : width_p] = 1
+        if c.length:
+            ids[i, width_p : width_p + c.length] = torch.tensor(c.token_ids)
+            attn[i, width_p : width_p + c.length] = 1
+            comp_ids[i, : c.length] = torch.tensor(c.token_ids)
+            comp_mask[i, : c.length] = 1.0
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), attn.to(device), pos.to(device), comp_ids.to(device), comp_mask.to(device), width_c
+
+
+def completion_logprobs(
+    model: torch.nn.Module,
+    prompts: Sequence[list[int]],
+    comps: Sequence[Completion],
+    temperature: float,
+    setup: ForwardSetup,
+    *,
+    want_entropy: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Per-token log-probabilities of the completions at temperature T: (B, C), the mask (B, C),
+    and optionally the per-token entropies (B, C)."""
+    ids, attn, pos, comp_ids, comp_mask, width_c = batch_tensors(prompts, comps, setup.pad_id, setup.device)
+    with autocast(setup.device, setup.autocast_dtype):
+        logits = lm_forward(model, ids, attn, pos, logits_to_keep=width_c + 1)[:, :-1, :]  # (B, C, V)
+    logp = selective_log_softmax(logits, comp_ids, temperature)
+    ent = token_entropy(logits, temperature) if want_entropy else None
+    return logp, comp_mask, ent
+
+
+def policy_update(
+    cfg: GRPOConfig,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer,
+    setup: ForwardSetup,
+    prompts: Sequence[list[int]],
+    comps: Sequence[Completion],
+    rewards: Sequence[float | None],
+    masks: Sequence[MaskDecision],
+    advantages: Sequence[float],
+    temperature: float,
+    *,
+    reference: torch.nn.Module | None = None,
+) -> dict[str, float]:
+    """``cfg.updates_per_rollout`` optimizer steps on the batch; returns the update-side metrics.
+
+    A sample enters the loss unless its reward is None (IE) or it is masked; it needs a forward pass
+    unless it is empty or (with ``skip_zero_advantage`` and no KL) its advantage is 0 — such samples
+    still count in the token normalizer, so loss and gradient are unchanged."""
+    n = len(comps)
+    loss_sample = [rewards[i] is not None and not masks[i].masked for i in range(n)]
+    need_forward = [
+        loss_sample[i]
+        and comps[i].length > 0
+        and not (cfg.skip_zero_advantage and cfg.kl_coef == 0 and advantages[i] == 0.0)
+        for i in range(n)
+    ]
+    engine_entropy = all(c.entropy_sum is not None for c in comps)
+    per_update = n // cfg.updates_per_rollout
+    minibatches = [list(range(u * per_update, (u + 1) * per_update)) for u in range(cfg.updates_per_rollout)]
+    mbs = cfg.micro_batch_size
+
+    # Off-policy updates need pi_old from before the first update (ratio = 1 only for the first).
+    old: dict[int, torch.Tensor] = {}
+    if cfg.updates_per_rollout > 1:
+        with torch.no_grad():
+            todo = [i for i in range(n) if need_forward[i]]
+            for s in range(0, len(todo), mbs):
+                chunk = todo[s : s + mbs]
+                lp, _, _ = completion_logprobs(model, prompts, [comps[i] for i in chunk], temperature, setup)
+                for j, i in enumerate(chunk):
+                    old[i] = lp[j, : comps[i].length].detach()
+
+    tokens = low = high = kl_sum = ratio_dev = 0.0
+    ent_sum = ent_tokens = 0.0
+    diff_sum = diff_tokens = 0.0
+    losses: list[float] = []
+    grad_norms: list[float] = []
+    params = [p for p in model.parameters() if p.requires_grad]
+    for u, mb in enumerate(minibatches):
+        normalizer = float(sum(comps[i].length for i in mb if loss_sample[i]))
+        todo = [i for i in mb if need_forward[i]]
+        optimizer.zero_grad(set_to_none=False)
+        for p in params:
+            if p.grad is None:
+                p.grad = torch.zeros_like(p)  # an update without signal still steps (Adam momentum)
+        mb_loss = 0.0
+        for s in range(0, len(todo), mbs):
+            chunk = todo[s : s + mbs]
+            chunk_comps = [comps[i] for i in chunk]
+            logp, cmask, ent = completion_logprobs(
+                model, prompts, chunk_comps, temperature, setup, want_entropy=not engine_entropy and u == 0
+            )
+            if u == 0:
+                with torch.no_grad():
+                    for j, c in enumerate(chunk_comps):
+                        engine_lp = torch.tensor(c.logprobs, dtype=torch.float32, device=logp.device)
+                        diff_sum += float((logp[j, : c.length].detach() - engine_lp).abs().sum())
+                        diff_tokens += c.length
+            if ent is not None:
+                ent_sum += float((ent * cmask).sum())
+                ent_tokens += float(cmask.sum())
+            if old:
+                old_lp = torch.zeros_like(logp)
+                for j, i in enumerate(chunk):
+                    old_lp[j, : comps[i].length] = old[i]
+            else:
+                old_lp = logp.detach()
+            ref_lp = None
+            if reference is not None:
+                with torch.no_grad():
+                    ref_lp, _, _ = completion_logprobs(reference, prompts, chunk_comps, temperature, setup)
+            adv_t = torch.tensor([advantages[i] for i in chunk], dtype=torch.float32, device=logp.device)
+            loss, st = clipped_policy_loss(
+                logp,
+                old_lp,
+                adv_t,
+                cmask,
+                eps_low=cfg.clip.eps_low,
+                eps_high=cfg.clip.eps_high,
+                normalizer=normalizer,
+                ref_logp=ref_lp,
+                kl_coef=cfg.kl_coef,
+            )
+            loss.backward()
+            mb_loss += float(loss.detach())
+            tokens += st.tokens
+            low += st.clipped_low
+            high += st.clipped_high
+            kl_sum += st.kl_sum
+            ratio_dev = max(ratio_dev, st.ratio_max_dev)
+        if cfg.max_grad_norm > 0:
+            grad_norms.append(float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm)))
+        optimizer.step()
+        losses.append(mb_loss)
+
+    out: dict[str, float] = {"loss": mean(losses), "policy/ratio_max_dev": ratio_dev}
+    if grad_norms:
+        out["grad_norm"] = mean(grad_norms)
+    if tokens:
+        out["clip_ratio/low_mean"] = low / tokens
+        out["clip_ratio/high_mean"] = high / tokens
+        out["clip_ratio/region_mean"] = (low + high) / tokens
+    else:
+        out.update({"clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.0, "clip_ratio/region_mean": 0.0})
+    if reference is not None and tokens:
+        out["kl"] = kl_sum / tokens
+    if engine_entropy:
+        total_len = sum(c.length for c in comps)
+        if total_len:
+            out["entropy"] = sum(c.entropy_sum or 0.0 for c in comps) / total_len
+    elif ent_tokens:
+        out["entropy"] = ent_sum / ent_tokens
+    if diff_tokens:
+        out["rollout/logprob_abs_diff"] = diff_sum / diff_tokens
+    return out
+
+
+__all__ = ["ForwardSetup", "batch_tensors", "completion_logprobs", "policy_update"]
