@@ -20,7 +20,7 @@ RUN_METRICS = "run.metrics"  # data: {"run_id", "step", "metrics": {name: value}
 RUN_STATUS = "run.status"  # data: {"run_id", "status", "message"}
 RUN_SAMPLES = "run.samples"  # data: {"run_id", "step", "samples": [...]}
 JOB_PROGRESS = "job.progress"  # data: {"job_id", "status", "done", "total"}
-IMPORT_PROGRESS = "import.progress"  # data: {"batch_id", "status", "rows", "errors"}
+IMPORT_PROGRESS = "import.progress"  # data: ImportBatch.progress_event() ({"batch_id", "status", "rows", "errors", ...})
 
 EVENT_TYPES = (RUN_METRICS, RUN_STATUS, RUN_SAMPLES, JOB_PROGRESS, IMPORT_PROGRESS)
 

@@ -1,9 +1,11 @@
 from django.urls import path
 
+from curation.consumers_imports import ImportBatchConsumer
 from evaluator.consumers import EvaluationJobConsumer
 from training.consumers import RunConsumer
 
 websocket_urlpatterns = [
     path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),
     path("ws/evaluations/<int:job_id>/", EvaluationJobConsumer.as_asgi()),
+    path("ws/imports/<int:batch_id>/", ImportBatchConsumer.as_asgi()),
 ]

@@ -182,7 +182,4 @@ def _save_progress(batch: ImportBatch) -> None:
 
 
 def _publish(batch: ImportBatch) -> None:
-    publish_on_commit(
-        import_group(batch.pk), IMPORT_PROGRESS,
-        {"batch_id": batch.pk, "status": batch.status, "rows": batch.total_rows, "errors": batch.rejected_count},
-    )
+    publish_on_commit(import_group(batch.pk), IMPORT_PROGRESS, batch.progress_event())
