@@ -36,6 +36,11 @@ class ImportBatch(models.Model):
         help_text="Row number of the last row of the last committed chunk: every row up to it is stored or "
         "reported as rejected; a failed import left nothing after it.",
     )
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="Last sign of life of the worker importing it; a running batch silent for longer than "
+        "IMPORT_LEASE_TIMEOUT_S is presumed dead and may be taken over by a redelivered task.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
