@@ -99,7 +99,9 @@ def _finish(job: _Job, scorer: Scorer, weights: Mapping[str, float]) -> ScoringR
         score, dims = aggregate(samples, weights)
     except ScoreError as exc:
         return ScoringResult(job.problem.id, None, {}, samples, error=str(exc), **common)
-    return ScoringResult(job.problem.id, score, dims, samples, **common)
+    # 4 decimals: far below a rater's resolution, and the JSONL stays readable
+    dims = {d: round(v, 4) for d, v in dims.items()}
+    return ScoringResult(job.problem.id, round(score, 4), dims, samples, **common)
 
 
 def _score_inline(
