@@ -21,8 +21,9 @@ RUN_STATUS = "run.status"  # data: {"run_id", "status", "message"}
 RUN_SAMPLES = "run.samples"  # data: {"run_id", "step", "samples": [...]}
 JOB_PROGRESS = "job.progress"  # data: {"job_id", "status", "done", "total"}
 IMPORT_PROGRESS = "import.progress"  # data: ImportBatch.progress_event() ({"batch_id", "status", "rows", "errors", ...})
+SCORING_PROGRESS = "scoring.progress"  # data: {"scoring_id", "status", "done", "total", "errors", "reason", tokens}
 
-EVENT_TYPES = (RUN_METRICS, RUN_STATUS, RUN_SAMPLES, JOB_PROGRESS, IMPORT_PROGRESS)
+EVENT_TYPES = (RUN_METRICS, RUN_STATUS, RUN_SAMPLES, JOB_PROGRESS, IMPORT_PROGRESS, SCORING_PROGRESS)
 
 
 def run_group(run_id: int) -> str:
@@ -35,6 +36,10 @@ def job_group(job_id: int) -> str:
 
 def import_group(batch_id: int) -> str:
     return f"import-{int(batch_id)}"
+
+
+def scoring_group(scoring_id: int) -> str:
+    return f"scoring-{int(scoring_id)}"
 
 
 def channel_message(event_type: str, data: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from curation.consumers_imports import ImportBatchConsumer
+from curation.consumers_scoring import ScoringConsumer
 from evaluator.consumers import EvaluationJobConsumer
 from training.consumers import RunConsumer
 
@@ -8,4 +9,5 @@ websocket_urlpatterns = [
     path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),
     path("ws/evaluations/<int:job_id>/", EvaluationJobConsumer.as_asgi()),
     path("ws/imports/<int:batch_id>/", ImportBatchConsumer.as_asgi()),
+    path("ws/scorings/<int:scoring_id>/", ScoringConsumer.as_asgi()),
 ]

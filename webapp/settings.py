@@ -180,6 +180,8 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
 EVALUATION_TASK_TIME_LIMIT = env_int("EVALUATION_TASK_TIME_LIMIT", 3600, minimum=1)
 TRAINING_TASK_TIME_LIMIT = env_int("TRAINING_TASK_TIME_LIMIT", 7 * 24 * 3600, minimum=1)
 IMPORT_TASK_TIME_LIMIT = env_int("IMPORT_TASK_TIME_LIMIT", 3600, minimum=1)
+SCORING_TASK_TIME_LIMIT = env_int("SCORING_TASK_TIME_LIMIT", 6 * 3600, minimum=1)
+SCORING_CONCURRENCY = env_int("SCORING_CONCURRENCY", 8, minimum=1)  # openai requests in flight per job
 # Tasks ack late (acks_late), so Redis holds every message a worker took until the task ends. A message
 # whose worker died (SIGKILL, OOM, node loss) is redelivered once it is older than visibility_timeout,
 # at the next sweep of unacknowledged messages (a worker sweeps when it starts and then every

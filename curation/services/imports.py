@@ -29,6 +29,7 @@ from django.utils.text import slugify
 from curation.importers import ParsedRow, get_importer
 from curation.models import ImportBatch, ImportStatus
 from curation.records import ProblemRecord
+from curation.services.import_text import record_text_problem, report_text
 from curation.services.import_writes import (
     ChunkResult,
     ImportState,
@@ -39,7 +40,10 @@ from curation.services.import_writes import (
 )
 from webapp.realtime import IMPORT_PROGRESS, import_group, publish_on_commit
 
-__all__ = ["ChunkResult", "problem_fields", "problem_import", "record_dicts", "validate_record"]
+__all__ = [
+    "ChunkResult", "failure_message", "import_batch_finish", "problem_fields", "problem_import", "record_dicts",
+    "validate_record",
+]
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +67,16 @@ def problem_import(
     """Import every row of ``path`` (``format`` is a key of ``curation.importers.FORMATS``).
 
     Created and updated problems point at the batch (``Problem.import_batch``), which is how the
-    pipeline stages find what to process next. Returns the finished ``ImportBatch`` (``succeeded`` even when some rows were rejected; ``failed``
-    when the input could not be read at all — batches committed before that point stay). Pass an
-    existing pending ``batch`` to fill it in (the upload flow does). Deliberately not atomic as a
-    whole: one transaction per ``batch_size`` rows keeps memory and lock time bounded on big files.
+    pipeline stages find what to process next. Deliberately not atomic as a whole: one transaction
+    per ``batch_size`` rows keeps memory and lock time bounded on big files. Pass an existing batch to
+    fill it in (the upload flow does; its counts start over).
+
+    Always returns the batch in a terminal state: ``succeeded`` (even when some rows were rejected) or
+    ``failed`` with the reason in ``message``, when the input stopped being readable part-way (a
+    truncated gzip, a limit, a bug). A failed batch keeps every chunk committed before the failure:
+    ``last_committed_row`` is the last row of the last committed chunk (its progress is written in
+    the same transaction as its rows, so it is exact), nothing after it was written, and importing
+    the same (complete) file again finishes the job: committed rows come back ``unchanged``.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -74,8 +84,9 @@ def problem_import(
     path = Path(path)
     if batch is None:
         batch = ImportBatch.objects.create(format=format, filename=path.name, path=str(path), user=user)
-    batch.status, batch.started_at = ImportStatus.RUNNING, timezone.now()
-    batch.errors, batch.message = [], ""
+    now = timezone.now()
+    batch.status, batch.started_at, batch.heartbeat_at, batch.finished_at = ImportStatus.RUNNING, now, now, None
+    batch.errors, batch.message, batch.last_committed_row = [], "", None
     batch.total_rows = batch.imported_count = batch.unchanged_count = batch.updated_count = 0
     batch.rejected_count = 0
     batch.save()
@@ -83,16 +94,38 @@ def problem_import(
     try:
         for chunk in _chunks(importer.parse(path), batch_size):
             _import_chunk(chunk, batch, state)
-            _save_progress(batch)
     except Exception as exc:  # noqa: BLE001 - any reader failure ends the batch; it is reported, not raised
         log.exception("import #%s of %s failed", batch.pk, path)
-        batch.status = ImportStatus.FAILED
-        batch.message = f"could not read {path.name} as {format}: {type(exc).__name__}: {exc}"
-    else:
-        batch.status = ImportStatus.SUCCEEDED
-        batch.message = batch.summary()
-    batch.finished_at = timezone.now()
-    batch.save()
+        message = f"could not read {path.name} as {format} past row {batch.total_rows}: {failure_message(batch, exc)}"
+        return import_batch_finish(batch=batch, status=ImportStatus.FAILED, message=message)
+    return import_batch_finish(batch=batch, status=ImportStatus.SUCCEEDED, message=batch.summary())
+
+
+def failure_message(batch: ImportBatch, exc: BaseException) -> str:
+    """The reason a batch stopped, and exactly what it left behind."""
+    where = (
+        f"rows 1-{batch.last_committed_row} were committed ({batch.summary()}); nothing after row "
+        f"{batch.last_committed_row} was written"
+        if batch.last_committed_row else "nothing was written"
+    )
+    return (f"{type(exc).__name__}: {exc}. {where}. Import the same (complete) file again to finish: committed "
+            "rows come back unchanged.")
+
+
+def import_batch_finish(*, batch: ImportBatch, status: str, message: str) -> ImportBatch:
+    """Record the terminal ``status`` with ``message`` and publish it. The report is stored escaped
+    (``report_text``); should saving it still fail, the status and message are written without the
+    row report, so the batch never stays ``running``."""
+    batch.status, batch.message = status, report_text(message)
+    batch.finished_at = batch.heartbeat_at = timezone.now()
+    try:
+        batch.save()
+    except DatabaseError:
+        log.exception("import #%s: saving the report failed; recording the status without it", batch.pk)
+        batch.errors = []
+        ImportBatch.objects.filter(pk=batch.pk).update(
+            status=status, message=batch.message[:10_000], finished_at=batch.finished_at, errors=[]
+        )
     _publish(batch)
     return batch
 
@@ -104,7 +137,8 @@ def _chunks(rows: Iterable[ParsedRow], size: int) -> Iterator[list[ParsedRow]]:
 
 
 def _import_chunk(chunk: list[ParsedRow], batch: ImportBatch, state: ImportState) -> None:
-    batch.total_rows += len(chunk)
+    """Validate and write one chunk; its rows and the batch's progress commit together."""
+    total = batch.total_rows + len(chunk)
     items: list[Item] = []
     for parsed in chunk:
         if parsed.error is not None or parsed.record is None:
@@ -124,29 +158,48 @@ def _import_chunk(chunk: list[ParsedRow], batch: ImportBatch, state: ImportState
         rec.time_limit_s = float(rec.time_limit_s)
         export, content_hash = record_dicts(rec)
         items.append(Item(parsed.row, rec, export, content_hash))
-    if not items:
-        return
-    try:
-        with transaction.atomic():
-            result = write_items(items, batch, state)
-    except DatabaseError as exc:
-        state.platforms.clear()  # platforms created inside the rolled-back transaction are gone too
-        first, last = items[0].row, items[-1].row
-        for item in items:
-            _reject(
-                batch, item.row,
-                f"database error; rows {first}-{last} were rolled back together: {type(exc).__name__}: {exc}",
-                item.record.external_id,
-            )
-        return
-    batch.imported_count += result.imported
-    batch.unchanged_count += result.unchanged
-    batch.updated_count += result.updated
+    last_row = chunk[-1].row
+    if items:
+        try:
+            with transaction.atomic():
+                result = write_items(items, batch, state)
+                fields = _progress(batch, total, last_row, result)
+                ImportBatch.objects.filter(pk=batch.pk).update(**fields)
+        except DatabaseError as exc:
+            state.platforms.clear()  # platforms created inside the rolled-back transaction are gone too
+            first, last = items[0].row, items[-1].row
+            for item in items:
+                _reject(
+                    batch, item.row,
+                    f"database error; rows {first}-{last} were rolled back together: {type(exc).__name__}: {exc}",
+                    item.record.external_id,
+                )
+        else:
+            _apply(batch, fields)
+            return
+    fields = _progress(batch, total, last_row, ChunkResult())
+    ImportBatch.objects.filter(pk=batch.pk).update(**fields)
+    _apply(batch, fields)
+
+
+def _progress(batch: ImportBatch, total: int, last_row: int, result: ChunkResult) -> dict[str, Any]:
+    return {
+        "total_rows": total, "imported_count": batch.imported_count + result.imported,
+        "unchanged_count": batch.unchanged_count + result.unchanged,
+        "updated_count": batch.updated_count + result.updated, "rejected_count": batch.rejected_count,
+        "errors": batch.errors, "last_committed_row": last_row, "heartbeat_at": timezone.now(),
+    }
+
+
+def _apply(batch: ImportBatch, fields: dict[str, Any]) -> None:
+    for name, value in fields.items():
+        setattr(batch, name, value)
+    _publish(batch)
 
 
 def _reject(batch: ImportBatch, row: int, reason: str, external_id: str) -> None:
     if len(batch.errors) < MAX_REPORTED_ERRORS:
-        batch.errors.append({"row": row, "reason": reason, "external_id": external_id})
+        batch.errors.append({"row": row, "reason": report_text(reason), "external_id": report_text(external_id)})
     batch.rejected_count += 1
 
 
@@ -162,23 +215,10 @@ def validate_record(rec: ProblemRecord) -> str | None:
         value = getattr(rec, name)
         if value is not None and abs(value) > _INT32:
             return f"{name} {value} is out of range"
-    for name in ("title", "statement", "starter_code", "fn_name", "external_id"):
-        if "\x00" in getattr(rec, name):
-            return f"{name} contains a NUL character"
-    if any("\x00" in t for t in rec.tags) or any("\x00" in s.code for s in rec.solutions):
-        return "tags or solutions contain a NUL character"
-    return None
+    return record_text_problem(rec)
 
 
 # ---------------------------------------------------------------------------------------- progress
-
-
-def _save_progress(batch: ImportBatch) -> None:
-    ImportBatch.objects.filter(pk=batch.pk).update(
-        total_rows=batch.total_rows, imported_count=batch.imported_count, unchanged_count=batch.unchanged_count,
-        updated_count=batch.updated_count, rejected_count=batch.rejected_count, errors=batch.errors,
-    )
-    _publish(batch)
 
 
 def _publish(batch: ImportBatch) -> None:
