@@ -138,6 +138,11 @@ class ModelEvaluation(models.Model):
         base = self.name or short
         return f"{base} ({self.engine}, k={self.k}, T={self.temperature:g}, top_p={self.top_p:g})"
 
+    @property
+    def headline(self) -> dict[str, Any]:
+        """The summary's headline numbers under template-friendly keys (``pass@1`` is no template name)."""
+        return summary_headline(self.summary or {})
+
     def progress_event(self) -> dict[str, Any]:
         """The ``model_evaluation.progress`` payload (also the websocket snapshot)."""
         return {
@@ -147,6 +152,23 @@ class ModelEvaluation(models.Model):
             "samples_done": self.samples_done, "samples_total": self.samples_total,
             "pass@1": (self.summary or {}).get("pass@1"),
         }
+
+
+def summary_headline(summary: dict[str, Any]) -> dict[str, Any]:
+    """``{"pass1", "pass1_ci", "passk", "passk_ci", "infra_error_rate", "problems"}`` of a summary (or of one
+    breakdown group of it); missing values are None."""
+    ci = summary.get("ci95") or {}
+
+    def interval(name: str) -> Any:
+        value = ci.get(name) if isinstance(ci, dict) else None
+        return value if value is not None else summary.get(f"{name}_ci95")
+
+    problems = next((summary[k] for k in ("problems", "n", "count") if isinstance(summary.get(k), int)), None)
+    return {
+        "pass1": summary.get("pass@1"), "pass1_ci": interval("pass@1"),
+        "passk": summary.get("pass@k"), "passk_ci": interval("pass@k"),
+        "infra_error_rate": summary.get("infra_error_rate"), "problems": problems,
+    }
 
 
 class ModelEvaluationProblem(models.Model):

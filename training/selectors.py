@@ -165,3 +165,16 @@ def run_recent_models(*, limit: int = 20) -> list[str]:
             if len(out) >= limit:
                 break
     return out
+
+
+# Model evaluation reads (CONTRACTS section D: model_evaluation_pass_rates, model_evaluation_label).
+from training.selectors_evaluation import (  # noqa: E402, F401
+    model_evaluation_compare,
+    model_evaluation_export_rows,
+    model_evaluation_get,
+    model_evaluation_label,
+    model_evaluation_list,
+    model_evaluation_pass_rates,
+    model_evaluation_problems,
+    model_evaluation_samples,
+)

@@ -55,3 +55,7 @@ def train_run(self: Any, run_id: int) -> str:
         log.info("run %s is trained elsewhere; re-checking its lease in %.1f s", run_id, countdown)
         raise self.retry(countdown=countdown, max_retries=None)
     return outcome.status
+
+
+# Model evaluation tasks live in their own module; importing it registers them with the workers.
+from training.tasks_evaluation import run_model_evaluation  # noqa: E402, F401

@@ -21,9 +21,13 @@ RUN_STATUS = "run.status"  # data: {"run_id", "status", "message"}
 RUN_SAMPLES = "run.samples"  # data: {"run_id", "step", "samples": [...]}
 JOB_PROGRESS = "job.progress"  # data: {"job_id", "status", "done", "total"}
 IMPORT_PROGRESS = "import.progress"  # data: ImportBatch.progress_event() ({"batch_id", "status", "rows", "errors", ...})
+MODEL_EVALUATION_PROGRESS = "model_evaluation.progress"  # data: ModelEvaluation.progress_event()
 SCORING_PROGRESS = "scoring.progress"  # data: {"scoring_id", "status", "done", "total", "errors", "reason", tokens}
 
-EVENT_TYPES = (RUN_METRICS, RUN_STATUS, RUN_SAMPLES, JOB_PROGRESS, IMPORT_PROGRESS, SCORING_PROGRESS)
+EVENT_TYPES = (
+    RUN_METRICS, RUN_STATUS, RUN_SAMPLES, JOB_PROGRESS, IMPORT_PROGRESS, SCORING_PROGRESS,
+    MODEL_EVALUATION_PROGRESS,
+)
 
 
 def run_group(run_id: int) -> str:
@@ -36,6 +40,10 @@ def job_group(job_id: int) -> str:
 
 def import_group(batch_id: int) -> str:
     return f"import-{int(batch_id)}"
+
+
+def model_evaluation_group(evaluation_id: int) -> str:
+    return f"modeleval-{int(evaluation_id)}"
 
 
 def scoring_group(scoring_id: int) -> str:

@@ -197,6 +197,10 @@ CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_tim
 TRAINING_LEASE_TIMEOUT_S = env_int("TRAINING_LEASE_TIMEOUT_S", 120, minimum=1)
 #: seconds between heartbeats of a training run's lease owner (capped at a third of the lease timeout)
 TRAINING_HEARTBEAT_S = env_float("TRAINING_HEARTBEAT_S", 15.0)
+#: model evaluations (training.tasks_evaluation): hard time limit of one delivery, and the lease after which a
+#: redelivered task takes over a job whose worker stopped beating (it resumes from the stored samples)
+MODEL_EVALUATION_TASK_TIME_LIMIT = env_int("MODEL_EVALUATION_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
+MODEL_EVALUATION_LEASE_TIMEOUT_S = env_int("MODEL_EVALUATION_LEASE_TIMEOUT_S", 120, minimum=1)
 
 #: channels-redis waits for a consumer's messages with a blocking BZPOPMIN of this many seconds
 #: (``RedisChannelLayer.brpop_timeout``; a test checks the installed version still uses it)

@@ -22,4 +22,5 @@ urlpatterns = [
     path("api/", include("curation.api_difficulty")),
     path("api/", include("evaluator.api")),
     path("api/", include("training.api")),
+    path("api/", include("training.api_evaluations")),
 ]
