@@ -125,6 +125,7 @@ class ReleaseListCreate(generics.ListCreateAPIView):
             release = release_create(
                 name=data.validated_data["name"], filter_spec=data.validated_data["filter_spec"],
                 user=request.user, description=data.validated_data["description"],
+                target_hard_share=data.validated_data.get("target_hard_share"),
             )
         except ValueError as exc:
             raise ValidationError({"filter_spec": [str(exc)]}) from exc

@@ -57,6 +57,11 @@ class ReleaseCreateForm(forms.Form):
     )
     io_modes = forms.MultipleChoiceField(required=False, choices=IOMode.choices, widget=forms.CheckboxSelectMultiple)
     tags = forms.CharField(required=False, help_text="Comma-separated; a problem needs at least one of them.")
+    target_hard_share = forms.FloatField(
+        required=False, min_value=0.01, max_value=1.0,
+        help_text="Optional, e.g. 0.5: drop the easiest problems until hard ones are at least this share "
+                  "(the release lists what it dropped and why).",
+    )
     contest_date_from = forms.DateField(
         required=False, widget=forms.DateInput(attrs={"type": "date"}), help_text="Contamination cut-off (inclusive)."
     )

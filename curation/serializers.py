@@ -134,7 +134,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "version", "description", "filter_spec", "content_hash", "problem_count",
             "counts_by_platform", "counts_by_difficulty", "created_by", "created_at", "export_jsonl",
-            "export_parquet",
+            "export_parquet", "target_hard_share", "counts_before_selection",
         ]
         read_only_fields = fields
 
@@ -157,4 +157,8 @@ class ReleaseCreateSerializer(serializers.Serializer):
         default=dict,
         help_text="ReleaseFilter: platforms, difficulties, stages, io_modes, tags (any of), contest_date_from, "
         "contest_date_to, include_undated, exclude_duplicates.",
+    )
+    target_hard_share = serializers.FloatField(
+        required=False, allow_null=True, min_value=0.01, max_value=1.0, default=None,
+        help_text="Drop the easiest problems until hard ones reach this share (e.g. 0.5).",
     )

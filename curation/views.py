@@ -16,6 +16,8 @@ from curation.selectors import (
     problem_sample_tests,
     release_list,
 )
+from curation.selectors_difficulty import problem_difficulty_trace
+from curation.selectors_review import release_review_stats
 from curation.services import UploadError, import_batch_create, release_create
 from webapp.roles import CURATOR, VIEWER, role_required
 
@@ -47,6 +49,7 @@ def problem_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
         {
             "problem": problem,
             "samples": problem_sample_tests(problem=problem, limit=3),
+            "trace": problem_difficulty_trace(problem_id=problem.pk),
         },
     )
 
@@ -94,7 +97,10 @@ def release_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
         .order_by("id")
     )
     page = Paginator(items, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "curation/release_detail.html", {"release": release, "page": page})
+    return render(request, "curation/release_detail.html", {
+        "release": release, "page": page, "review": release_review_stats(release_id=release.pk),
+        "dropped": Paginator(release.dropped or [], PAGE_SIZE).get_page(request.GET.get("dropped_page")),
+    })
 
 
 @role_required(CURATOR)
@@ -105,6 +111,7 @@ def release_create_view(request: HttpRequest) -> HttpResponse:
             release = release_create(
                 name=form.cleaned_data["name"], filter_spec=form.cleaned_data["filter"], user=request.user,
                 description=form.cleaned_data.get("description") or "",
+                target_hard_share=form.cleaned_data.get("target_hard_share"),
             )
         except ValueError as exc:
             form.add_error(None, str(exc))

@@ -96,6 +96,10 @@ class ScoringSample(models.Model):
             models.UniqueConstraint(fields=["scoring", "problem", "index"], name="curation_scoringsample_unique"),
         ]
 
+    def dimension_rows(self) -> list[tuple[str, float, str]]:
+        """``(dimension, value, rationale)`` in stored order, for templates."""
+        return [(name, value, str(self.rationales.get(name, ""))) for name, value in self.dimensions.items()]
+
 
 class ScoringResult(models.Model):
     """The weighted score of one problem in one scoring (``score`` is null when it could not be scored)."""

@@ -34,12 +34,17 @@ def release_content_hash(items: Iterable[tuple[str, str, str, str]]) -> str:
 
 @transaction.atomic
 def release_create(
-    *, name: str, filter_spec: dict[str, Any] | ReleaseFilter, user: Any = None, description: str = ""
+    *, name: str, filter_spec: dict[str, Any] | ReleaseFilter, user: Any = None, description: str = "",
+    target_hard_share: float | None = None,
 ) -> DatasetRelease:
     """Freeze the problems ``filter_spec`` selects (``ReleaseFilter`` or its dict form) into a new
     version of release ``name`` (1, 2, ... per name). Each item pins the problem's current
     ``ProblemVersion`` and its bucket/stage/training-test cap at this moment. Raises ``ValueError``
-    for a bad spec and ``EmptyReleaseError`` when nothing matches."""
+    for a bad spec and ``EmptyReleaseError`` when nothing matches.
+
+    With ``target_hard_share`` (0 < share <= 1) the matched problems go through ``select_hard_share``
+    (see ``curation.services.selection``): the easiest are dropped until hard problems reach the share;
+    the release stores what was dropped and why and the bucket counts before the selection."""
     name = name.strip()
     if not name:
         raise ValueError("a release needs a name")
@@ -56,6 +61,14 @@ def release_create(
     )
     if not rows:
         raise EmptyReleaseError("the filter matches no problems")
+    counts_before = dict(sorted(Counter(r[4] or "unknown" for r in rows).items()))
+    dropped: list[dict[str, Any]] = []
+    if target_hard_share is not None:
+        from curation.services.selection import select_rows  # scipy/sklearn only when selecting
+
+        rows, dropped = select_rows(rows, target_hard_share=target_hard_share)
+        if not rows:
+            raise EmptyReleaseError("the hard-share selection kept no problems")
     unversioned = [f"{r[1]}/{r[2]}" for r in rows if r[7] is None]
     if unversioned:
         raise ValueError(f"{len(unversioned)} problem(s) have no stored version (e.g. {unversioned[0]}); "
@@ -73,6 +86,9 @@ def release_create(
         problem_count=len(rows),
         counts_by_platform=dict(sorted(Counter(r[1] for r in rows).items())),
         counts_by_difficulty=dict(sorted(Counter(r[4] or "unknown" for r in rows).items())),
+        target_hard_share=target_hard_share,
+        counts_before_selection=counts_before,
+        dropped=dropped,
         created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     ReleaseItem.objects.bulk_create(
