@@ -123,11 +123,11 @@ def fit_calibration(
         raise ValueError(
             f"scores, passed and attempts differ in length ({len(scores)}, {len(passed)}, {len(attempts)})"
         )
-    for i, (s, p, a) in enumerate(zip(scores, passed, attempts)):
+    for i, (s, n_pass, n_try) in enumerate(zip(scores, passed, attempts)):
         if not math.isfinite(float(s)):
             raise ValueError(f"point {i}: score {s!r} is not a finite number")
-        if int(a) < 0 or int(p) < 0 or int(p) > int(a):
-            raise ValueError(f"point {i}: need 0 <= passed <= attempts, got passed={p}, attempts={a}")
+        if int(n_try) < 0 or int(n_pass) < 0 or int(n_pass) > int(n_try):
+            raise ValueError(f"point {i}: need 0 <= passed <= attempts, got passed={n_pass}, attempts={n_try}")
     keep = [i for i, a in enumerate(attempts) if int(a) > 0]
     if len(keep) < MIN_POINTS:
         raise ValueError(
