@@ -13,7 +13,7 @@ from curation.models import ReviewItem, ReviewQueue, ReviewVerdict, Verdict
 
 
 def review_queue_list() -> QuerySet[ReviewQueue]:
-    return ReviewQueue.objects.select_related("release", "created_by").annotate(item_count=Count("items"))
+    return ReviewQueue.objects.select_related("release", "created_by").annotate(item_count=Count("items")).order_by("-id")
 
 
 def _items(queue_ids: list[int]) -> list[ReviewItem]:
