@@ -217,7 +217,9 @@ def scoring_run(*, scoring_id: int, scorer_options: dict[str, Any] | None = None
         job.started_at = job.started_at or timezone.now()
         job.save(update_fields=["status", "started_at", "updated_at"])
     try:
-        options = {"model": job.model} if job.model else {}
+        options: dict[str, Any] = {"model": job.model} if job.model else {}
+        if job.backend == "openai":
+            options["concurrency"] = int(settings.SCORING_CONCURRENCY)
         scorer = get_scorer(job.backend, **options, **(scorer_options or {}))
     except Exception as exc:  # noqa: BLE001 - any construction error ends the job with its reason
         return scoring_fail(scoring_id=job.pk, reason=f"the {job.backend} scorer could not start: {exc}")
