@@ -127,7 +127,9 @@ def fit_calibration(
         if not math.isfinite(float(s)):
             raise ValueError(f"point {i}: score {s!r} is not a finite number")
         if int(n_try) < 0 or int(n_pass) < 0 or int(n_pass) > int(n_try):
-            raise ValueError(f"point {i}: need 0 <= passed <= attempts, got passed={n_pass}, attempts={n_try}")
+            raise ValueError(
+                f"point {i}: need 0 <= passed <= attempts, got passed={n_pass}, attempts={n_try}"
+            )
     keep = [i for i, a in enumerate(attempts) if int(a) > 0]
     if len(keep) < MIN_POINTS:
         raise ValueError(

@@ -152,6 +152,8 @@ class OpenAIScorer:
         self._count(failures=1)
         status = getattr(exc, "status_code", None)
         what = f"HTTP {status}" if status else type(exc).__name__
+        if isinstance(exc, ValueError):
+            what = "the response body is not valid JSON"
         return ScoreError(f"endpoint failed after {attempts} attempt(s): {what}: {exc}")
 
     # ---- sync ----
@@ -174,7 +176,7 @@ class OpenAIScorer:
                     time.sleep(self._delay(attempt, exc))
                     attempt += 1
                     continue
-                if isinstance(exc, openai.OpenAIError):
+                if isinstance(exc, (openai.OpenAIError, ValueError)):  # ValueError: a body that is not JSON
                     raise self._give_up(exc, attempt + 1) from exc
                 raise
             return self._sample(response, index)
@@ -207,7 +209,7 @@ class OpenAIScorer:
                     await asyncio.sleep(self._delay(attempt, exc))
                     attempt += 1
                     continue
-                if isinstance(exc, openai.OpenAIError):
+                if isinstance(exc, (openai.OpenAIError, ValueError)):  # ValueError: a body that is not JSON
                     raise self._give_up(exc, attempt + 1) from exc
                 raise
             return self._sample(response, index)
