@@ -17,6 +17,7 @@ import yaml
 from training.config_sections import (
     ClipConfig,
     DatasetConfig,
+    EvalConfig,
     MaskConfig,
     PromptConfig,
     RewardConfig,
@@ -88,6 +89,9 @@ class GRPOConfig:
     reward: RewardConfig = field(default_factory=RewardConfig, metadata=_help("Evaluator rewards."))
     rollout: RolloutConfig = field(default_factory=RolloutConfig, metadata=_help("Rollout engine."))
     prompt: PromptConfig = field(default_factory=PromptConfig, metadata=_help("Prompt rendering."))
+    eval: EvalConfig = field(
+        default_factory=EvalConfig, metadata=_help("Held-out evaluation during training (optional).")
+    )
     skip_zero_advantage: bool = field(
         default=True,
         metadata=_help(

@@ -318,3 +318,55 @@ class PromptConfig:
 
     def __post_init__(self) -> None:
         _require(self.chat_template in ("auto", "on", "off"), "prompt.chat_template must be auto, on or off.")
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Held-out evaluation during training (``training.heldout``): the paper's test-accuracy curve."""
+
+    release: str = field(
+        default="",
+        metadata=_help(
+            "Held-out release JSONL (an export, never the training release) evaluated with the policy's "
+            "current weights through the run's own rollout engine; empty = no held-out evaluation. "
+            "Logs eval/pass@1 and eval/pass@k beside reward."
+        ),
+    )
+    every_n_steps: int = field(
+        default=50,
+        metadata=_help("Evaluate after every N training steps, and after the last step."),
+    )
+    k: int = field(
+        default=4,
+        metadata=_help(
+            "Samples per held-out problem: eval/pass@1 is the unbiased estimate from k samples, eval/pass@k "
+            "the chance one of k passes. Small k keeps evaluation cheap."
+        ),
+    )
+    max_problems: int | None = field(
+        default=64,
+        metadata=_help("Evaluate only the first N problems of eval.release; empty = all of them."),
+    )
+    temperature: float = field(
+        default=0.6,
+        metadata=_help(
+            "Sampling temperature of the evaluation (fixed, so steps compare at equal settings; 0.6 is the "
+            "usual LiveCodeBench setting for Qwen3). Every evaluation reuses the same per-sample seeds."
+        ),
+    )
+    max_tokens: int | None = field(
+        default=None,
+        metadata=_help("Token cap of an evaluation sample; empty = max_response_length."),
+    )
+
+    def __post_init__(self) -> None:
+        _require(self.every_n_steps >= 1, f"eval.every_n_steps must be >= 1, got {self.every_n_steps}.")
+        _require(self.k >= 1, f"eval.k must be >= 1 samples per problem, got {self.k}.")
+        _require(
+            self.max_problems is None or self.max_problems >= 1, "eval.max_problems must be >= 1 or empty."
+        )
+        _require(
+            0.0 < self.temperature <= 4.0,
+            f"eval.temperature must be in (0, 4], got {self.temperature}; 0.6 is the usual setting.",
+        )
+        _require(self.max_tokens is None or self.max_tokens >= 1, "eval.max_tokens must be >= 1 or empty.")

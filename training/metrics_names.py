@@ -57,11 +57,12 @@ METRICS: dict[str, str] = {
     **{f"verdict/{v}": f"Share of the step's samples with verdict {v}." for v in VERDICTS},
     "eval/pass@1": "Held-out pass@1 of the current policy on eval.release (eval steps only).",
     "eval/pass@k": "Held-out pass@k (k = eval.k) of the current policy on eval.release (eval steps only).",
+    "timing/eval_s": "Wall seconds of the held-out evaluation (eval steps only).",
 }
 
 #: metrics that are defined only under some settings (omitted otherwise)
 CONDITIONAL: frozenset[str] = frozenset(
-    {"kl", "grad_norm", "entropy", "rollout/logprob_abs_diff", "eval/pass@1", "eval/pass@k"}
+    {"kl", "grad_norm", "entropy", "rollout/logprob_abs_diff", "eval/pass@1", "eval/pass@k", "timing/eval_s"}
 )
 #: held-out evaluation metrics (logged on evaluation steps only)
 HELD_OUT: tuple[str, ...] = ("eval/pass@1", "eval/pass@k")

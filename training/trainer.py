@@ -12,7 +12,10 @@ or duplicated. ``on_resume(step)`` tells an outside store (the Django layer) to 
 
 Metric names and their meaning: ``training.metrics_names`` (the one list the docs, pages and tests
 share). The rollout-side metrics are computed by ``training.step_metrics``, the update by
-``training.update.policy_update``; this module drives the loop, checkpoints and callbacks.
+``training.update.policy_update``; this module drives the loop, checkpoints and callbacks. With an
+``eval.release`` the policy is also evaluated on that held-out release every ``eval.every_n_steps``
+steps and after the last one (``training.heldout``: ``eval/pass@1``, ``eval/pass@k`` in that step's
+metrics).
 
 This module imports nothing from Django.
 """
@@ -41,6 +44,7 @@ from training.checkpoint import (
 )
 from training.config import GRPOConfig
 from training.data import encode_prompts, load_release, problem_id, step_prompt_indices
+from training.heldout import HeldOutEval
 from training.insights import check_config
 from training.loss import group_advantages
 from training.masking import compute_masks
@@ -184,6 +188,11 @@ class Trainer:
             autocast_dtype=self.autocast_dtype,
             seed=cfg.seed,
         )
+        self.heldout = (
+            HeldOutEval(cfg, rollout=self.engine, tokenizer=self.tokenizer, judge=self.judge)
+            if cfg.eval.release
+            else None
+        )
         if self.write_logs:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.output_dir / "config.yaml", cfg.to_yaml())
@@ -267,6 +276,8 @@ class Trainer:
                 break
             self.step += 1
             metrics, rows = self.train_step(self.step)
+            if self.heldout is not None and self.heldout.due(self.step):
+                metrics.update(self.heldout.run())  # eval/pass@1 beside this step's reward
             self._emit(self.step, metrics, rows)
             interval = cfg.checkpoint_interval
             if (interval and self.step % interval == 0) or self.step == cfg.max_steps:
