@@ -15,6 +15,17 @@ def _fast_password_hasher(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_local_cache(settings: Any) -> None:
+    """Each test gets an empty in-process cache (login failure counts, token throttles), never the
+    Redis cache that ``REDIS_URL`` selects: tests may log in as often as they like."""
+    from django.core.cache import cache
+
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                                   "LOCATION": "microcoder-tests"}}
+    cache.clear()
+
+
 def _make_user(django_user_model: Any, username: str, roles: tuple[str, ...]) -> Any:
     from django.contrib.auth.models import Group
 

@@ -21,7 +21,12 @@ import django_filters
 from django.http import Http404
 from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_serializer,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
@@ -77,6 +82,7 @@ class VerdictTestSerializer(serializers.Serializer):
     stderr = serializers.CharField(required=False, help_text="The tail of stderr (failures).")
 
 
+@extend_schema_serializer(component_name="JudgeVerdict")  # "Verdict" is curation's review verdict
 class VerdictSerializer(serializers.Serializer):
     """The evaluator's verdict on one submission (DESIGN.md section 4), compacted."""
 

@@ -16,6 +16,9 @@ install_debian_packages() {
   local missing=()
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  # gcc/g++: the judge compiles C and C++ solutions and checker programs.
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
   if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
       log "installing Debian packages: ${missing[*]}"
@@ -75,7 +78,7 @@ demo_env() {
       && export DATABASE_URL=postgresql://postgres@127.0.0.1:5432/microcoder
   fi
   if [ -z "${REDIS_URL:-}" ] && redis_up; then export REDIS_URL=redis://127.0.0.1:6379/0; fi
-  export DJANGO_DEBUG=${DJANGO_DEBUG:-1}
+  export DJANGO_DEBUG=${DJANGO_DEBUG:-0}  # debug pages only when asked (DJANGO_DEBUG=1 make demo)
 }
 
 demo() {

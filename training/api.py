@@ -17,7 +17,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -240,6 +240,7 @@ class RunMetrics(APIView):
         return Response({"run_id": pk, "last_step": run.last_step, "max_points": clamped, "series": series})
 
 
+@extend_schema_serializer(component_name="RunSample")  # "Sample" is a model evaluation's sample
 class SampleSerializer(serializers.Serializer):
     """One row of a step's sample table (``extra``: other fields the trainer reported)."""
 

@@ -9,6 +9,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from webapp.roles import user_roles
 
+#: close code for a frame that is not JSON text (the 4000-4999 range is the application's)
+CLOSE_BAD_FRAME = 4400
+
 
 class GroupForwardConsumer(AsyncJsonWebsocketConsumer):
     """Subclasses set ``role`` and implement ``group_name`` (and may override ``allowed``)."""
@@ -39,6 +42,18 @@ class GroupForwardConsumer(AsyncJsonWebsocketConsumer):
         group = getattr(self, "_group", None)
         if group:
             await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        """Frames must be JSON text: a binary or non-JSON frame closes the socket with 4400 (a clear
+        refusal, not a consumer exception); JSON goes on to :meth:`receive_json`."""
+        try:
+            if text_data is None:
+                raise ValueError("binary frame")
+            content = await self.decode_json(text_data)
+        except (ValueError, RecursionError):
+            await self.close(code=CLOSE_BAD_FRAME)
+            return
+        await self.receive_json(content, **kwargs)
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         """Clients only listen; anything they send is ignored."""

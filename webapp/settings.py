@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE
 
 from webapp.env import ConfigError, env_bool, env_float, env_int, env_list, env_path, env_str
 
@@ -62,6 +63,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # swagger-ui served from our static files, never a CDN
     "channels",
     "webapp",
     "curation",
@@ -77,6 +79,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",  # request.csp_nonce always; the header only when DJANGO_CSP is on
 ]
 
 ROOT_URLCONF = "webapp.urls"
@@ -137,7 +140,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "webapp.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["webapp.roles.IsViewer"],
@@ -148,17 +151,78 @@ REST_FRAMEWORK = {
         "rest_framework.filters.OrderingFilter",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Only the token endpoint is throttled (webapp.tokens); rates like "10/min", "100/hour".
+    "DEFAULT_THROTTLE_RATES": {
+        "token_user": env_str("API_TOKEN_THROTTLE_USER", "10/min"),
+        "token_address": env_str("API_TOKEN_THROTTLE_ADDRESS", "30/min"),
+    },
+    # Client addresses come from REMOTE_ADDR unless this many trusted proxies set X-Forwarded-For.
+    "NUM_PROXIES": env_int("MICROCODER_NUM_PROXIES", 0, minimum=0),
 }
+
+# --- Accounts (webapp.tokens, webapp.accounts) ----------------------------------------------------
+#: an API token stops working this many hours after it was created (a new one: POST /api/auth/token/)
+API_TOKEN_TTL_HOURS = env_int("API_TOKEN_TTL_HOURS", 720, minimum=1)
+#: failed logins on the login form before a username / an address is locked out for LOGIN_LOCKOUT_S
+LOGIN_FAILURES_PER_USER = env_int("LOGIN_FAILURES_PER_USER", 5, minimum=1)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", 20, minimum=1)
+LOGIN_LOCKOUT_S = env_int("LOGIN_LOCKOUT_S", 900, minimum=1)
+#: the default cache holds those counts: in Redis when REDIS_URL is set, so every server process shares them
+CACHES = (
+    {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL", ""),
+                 "KEY_PREFIX": "microcoder"}}
+    if env_str("REDIS_URL", "")
+    else {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+)
+
+# --- Production switches (all off by default: the demo serves plain HTTP on localhost) -------------
+#: seconds of Strict-Transport-Security (0 = no header); subdomains/preload only with it
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
+#: behind a TLS-terminating proxy that sets X-Forwarded-Proto (needed with DJANGO_SSL_REDIRECT there)
+if env_bool("DJANGO_TRUST_X_FORWARDED_PROTO", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+#: Content-Security-Policy: "off", "report-only" or "enforce". Scripts only from our origin or inline
+#: with the request's nonce (templates: <script nonce="{{ request.csp_nonce }}">); inline styles allowed
+#: (style attributes in templates and swagger-ui); websockets and fetches to our own origin.
+CSP_MODE = env_str("DJANGO_CSP", "off")
+if CSP_MODE not in {"off", "report-only", "enforce"}:
+    raise ConfigError(f"DJANGO_CSP={CSP_MODE!r}: use off, report-only or enforce")
+_csp_policy = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'", NONCE],  # NONCE: the request's nonce (only when a page used it)
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+CONTENT_SECURITY_POLICY = _csp_policy if CSP_MODE == "enforce" else None
+CONTENT_SECURITY_POLICY_REPORT_ONLY = _csp_policy if CSP_MODE == "report-only" else None
 SPECTACULAR_SETTINGS = {
     "TITLE": "MicroCoder Studio API",
     "DESCRIPTION": "Curated coding problems, dataset releases, evaluation and MicroCoder-GRPO training runs.",
     "VERSION": "1.0.0",
     "SERVE_PERMISSIONS": ["webapp.roles.IsViewer"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "ConstraintKindEnum": "curation.models.ConstraintKind",
         "DuplicateKindEnum": "curation.models.DuplicateKind",
         "ConstraintStatusEnum": "curation.models.ConstraintStatus",
         "ImportStatusEnum": "curation.models.ImportStatus",
+        # job statuses and kinds that share field names across apps (named, so the schema is stable)
+        "JobStatusEnum": "training.models.RunStatus",  # also curation's JobStatus and EvalStatus: same choices
+        "EvaluationJobStatusEnum": "evaluator.models.EvaluationJob.Status",
+        "EvaluationJobKindEnum": "evaluator.models.EvaluationJob.Kind",
+        "ContaminationEnum": "training.models_evaluation.Contamination",
     },
 }
 
