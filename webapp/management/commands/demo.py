@@ -68,6 +68,7 @@ class Command(BaseCommand):
         self._import_problems()
         self._pipeline(verify_limit=opts["verify_limit"])
         self._release()
+        self._difficulty()
         if not opts["no_train"]:
             self._train(steps=opts["train_steps"])
         self.stdout.write(self.style.SUCCESS(f"demo workspace ready in {time.perf_counter() - t0:.1f} s"))
@@ -149,6 +150,21 @@ class Command(BaseCommand):
                 self.stdout.write(f"release {name}: nothing matches {spec}")
                 continue
             self.stdout.write(f"release {rel.name} v{rel.version}: {rel.problem_count} problems")
+
+    def _difficulty(self) -> None:
+        """Score the verified release offline (heuristic backend). Calibration needs a target model's
+        pass rates; verified reference solutions are not that, so the demo does not invent any."""
+        from curation.models import DatasetRelease, ScoringJob
+        from curation.services.difficulty import scoring_create, scoring_run
+
+        release = DatasetRelease.objects.filter(name="demo-verified").order_by("-version").first()
+        if release is None or ScoringJob.objects.filter(release=release, status="succeeded").exists():
+            return
+        job = scoring_run(scoring_id=scoring_create(backend="heuristic", release_id=release.pk, enqueue=False).pk)
+        self.stdout.write(f"difficulty scoring #{job.pk} (heuristic) of {release}: {job.status}, "
+                          f"{job.progress_done} problems")
+        self.stdout.write("calibration skipped: no model evaluation pass rates in this workspace (reference "
+                          "solutions passing is not a model pass rate); add them at /curation/calibrations/")
 
     # -- training ------------------------------------------------------------------------------------
     def _train(self, *, steps: int) -> None:
