@@ -75,6 +75,7 @@ class OpenAIScorer:
         self.max_tokens = max_tokens
         self.seed = seed
         self.json_schema = json_schema
+        self._response_format = response_format()
         self.backoff_base_s = backoff_base_s
         self.backoff_max_s = backoff_max_s
         self._lock = threading.Lock()
@@ -112,7 +113,9 @@ class OpenAIScorer:
             "timeout": self.timeout_s,
         }
         if self.json_schema:
-            kwargs["response_format"] = response_format()
+            # Sent as extra_body (same JSON on the wire): the client would otherwise walk the nested
+            # schema against its TypedDicts on every request, ~25 % of its CPU time per request.
+            kwargs["extra_body"] = {"response_format": self._response_format}
         return kwargs
 
     def _sample(self, response: Any, index: int) -> Sample:

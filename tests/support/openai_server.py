@@ -75,6 +75,7 @@ def json_reply(payload: Any, **kw: Any) -> Reply:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # keep-alive handler threads must not block shutdown
     allow_reuse_address = True
+    request_queue_size = 256  # listen backlog (default 5): a bench opens dozens of connections at once
     owner: FakeOpenAIServer
 
 
@@ -239,7 +240,6 @@ class FakeOpenAIServer:
     def start(self) -> FakeOpenAIServer:
         """Listen and serve in a daemon thread; ``base_url`` is set when this returns."""
         httpd = _Server(("127.0.0.1", self._port), _Handler)
-        httpd.request_queue_size = 128  # a bench opens dozens of connections at once
         httpd.owner = self
         self._httpd = httpd
         self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
