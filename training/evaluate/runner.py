@@ -158,7 +158,8 @@ def evaluate(
                 on_problem(result)
 
     absorb([], [])  # problems complete from ``done`` alone
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate-judge") as pool:
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate-judge")
+    try:
         pending: list[tuple[Sequence[SampleRequest], Future[list[SampleResult]]]] = []
         for batch in batches:
             t0 = time.perf_counter()
@@ -175,6 +176,9 @@ def evaluate(
                 absorb(batch, judging(batch, gens))
         for b, fut in pending:
             absorb(b, fut.result())
+    finally:
+        # A callback that raises (a cancelled job) stops the evaluation: queued judging is dropped.
+        pool.shutdown(wait=True, cancel_futures=True)
 
     summary = summarize(results, k, bootstrap=bootstrap, seed=settings.seed)
     # The contamination guard is part of every result: the cut-off, what it excluded, what was flagged.

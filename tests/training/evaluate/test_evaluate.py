@@ -132,3 +132,17 @@ def test_judging_overlaps_generation(toy_rows: list[dict[str, Any]],
                                      right_on_even: Callable[[str, int], str]) -> None:
     assert _judge_seen_during_generation(toy_rows, right_on_even, overlap=True)
     assert not _judge_seen_during_generation(toy_rows, right_on_even, overlap=False)
+
+
+def test_a_callback_that_raises_stops_the_evaluation(toy_rows: list[dict[str, Any]],
+                                                     right_on_even: Callable[[str, int], str]) -> None:
+    class Cancelled(Exception):
+        pass
+
+    def on_sample(key: str, sample: SampleResult) -> None:
+        raise Cancelled(key)
+
+    source = ScriptedSource(right_on_even, batch_size=2)
+    with pytest.raises(Cancelled):
+        evaluate(toy_rows, source, SETTINGS, on_sample=on_sample, overlap=False)
+    assert len(source.calls) == 1  # nothing generated after the cancel
