@@ -244,6 +244,22 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
 EVALUATION_TASK_TIME_LIMIT = env_int("EVALUATION_TASK_TIME_LIMIT", 3600, minimum=1)
 TRAINING_TASK_TIME_LIMIT = env_int("TRAINING_TASK_TIME_LIMIT", 7 * 24 * 3600, minimum=1)
 IMPORT_TASK_TIME_LIMIT = env_int("IMPORT_TASK_TIME_LIMIT", 3600, minimum=1)
+# Bounded work per upload and per import (README "Configuration"; curation.importers.limits): the web
+# request only streams the file to disk; the worker unpacks, detects and reads it within these limits.
+IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 1024, minimum=1)
+IMPORT_MAX_DECOMPRESSED_MB = env_int("IMPORT_MAX_DECOMPRESSED_MB", 8192, minimum=1)
+IMPORT_MAX_COMPRESSION_RATIO = env_float("IMPORT_MAX_COMPRESSION_RATIO", 200.0)
+IMPORT_MAX_ROW_MB = env_int("IMPORT_MAX_ROW_MB", 256, minimum=1)
+IMPORT_MAX_ARCHIVE_ENTRIES = env_int("IMPORT_MAX_ARCHIVE_ENTRIES", 100_000, minimum=1)
+IMPORT_MAX_ARCHIVE_DEPTH = env_int("IMPORT_MAX_ARCHIVE_DEPTH", 12, minimum=1)
+IMPORT_UNPACK_TIME_LIMIT_S = env_int("IMPORT_UNPACK_TIME_LIMIT_S", 600, minimum=1)
+#: rows per transaction of an import; a running batch silent this long is taken over by a redelivery
+IMPORT_CHUNK_ROWS = env_int("IMPORT_CHUNK_ROWS", 500, minimum=1)
+IMPORT_LEASE_TIMEOUT_S = env_int("IMPORT_LEASE_TIMEOUT_S", 120, minimum=1)
+FILE_UPLOAD_HANDLERS = [
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "curation.upload_limits.LimitedTemporaryFileUploadHandler",  # an oversized upload never fills the disk
+]
 SCORING_TASK_TIME_LIMIT = env_int("SCORING_TASK_TIME_LIMIT", 6 * 3600, minimum=1)
 SCORING_CONCURRENCY = env_int("SCORING_CONCURRENCY", 8, minimum=1)  # openai requests in flight per job
 # Tasks ack late (acks_late), so Redis holds every message a worker took until the task ends. A message

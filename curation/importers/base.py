@@ -12,17 +12,20 @@ of a package folder.
 
 from __future__ import annotations
 
-import gzip
-import io
 import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from curation.importers.reading import RawRow, first_raw_row, iter_raw_rows, open_text
+from curation.importers.rows import ParsedRow, RowError
 from curation.records import ProblemRecord
+
+__all__ = [
+    "Importer", "ParsedRow", "RawRow", "RowError", "RowRejected", "first_raw_row", "iter_raw_rows", "open_text",
+]
 
 #: Checker kinds a record may carry. ``assert`` is the HumanEval/MBPP convention documented in
 #: ``curation.importers.humaneval``; the others are the evaluator's (DESIGN.md section 4).
@@ -39,28 +42,6 @@ ICPC_FLAG_TYPES: dict[str, type] = {
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
-@dataclass
-class RowError:
-    """Why one row was rejected. ``reason`` is a sentence without the row prefix; ``str()`` adds it."""
-
-    row: int
-    reason: str
-    external_id: str = ""
-
-    def __str__(self) -> str:
-        where = f"row {self.row}" + (f" ({self.external_id})" if self.external_id else "")
-        return f"{where}: {self.reason}"
-
-
-@dataclass
-class ParsedRow:
-    """One parsed row: exactly one of ``record`` and ``error`` is set."""
-
-    row: int
-    record: ProblemRecord | None
-    error: RowError | None
 
 
 @runtime_checkable
@@ -86,109 +67,6 @@ class RowRejected(Exception):
         super().__init__(reason)
         self.reason = reason
         self.external_id = external_id
-
-
-# --------------------------------------------------------------------------------------------- reading
-
-
-def open_text(path: Path) -> IO[str]:
-    """Open a text file, transparently gunzipping ``*.gz``. UTF-8; undecodable bytes are replaced
-    (a stray byte must not lose the whole file) and a BOM is dropped."""
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", errors="replace")
-    return open(path, encoding="utf-8-sig", errors="replace")
-
-
-def _base_suffix(path: Path) -> str:
-    """``.jsonl`` for ``x.jsonl.gz``; the file's last real suffix otherwise."""
-    suffixes = [s.lower() for s in path.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    return suffixes[-1] if suffixes else ""
-
-
-RawRow = tuple[int, "dict[str, Any] | RowError"]
-
-
-def iter_raw_rows(path: Path) -> Iterator[RawRow]:
-    """Stream ``(row, dict)`` from a JSONL(.gz), JSON (an array or one object) or Parquet file.
-
-    A line that is not a JSON object yields ``(row, RowError)`` instead, and reading continues.
-    JSONL is read line by line; Parquet batch by batch; a ``.json`` file is parsed once as a whole
-    (the format has no streaming boundary), unless it turns out to hold one object per line.
-
-    Failures that leave the rest of the input unreadable are not row errors and raise: a missing
-    file (``OSError``), a corrupt or truncated gzip (``OSError``/``EOFError``), a ``.json`` document
-    that does not parse (``ValueError``), a corrupt Parquet file (pyarrow's errors). The import
-    service reports those by failing the batch.
-    """
-    suffix = _base_suffix(path)
-    if suffix == ".parquet":
-        yield from _iter_parquet(path)
-    elif suffix == ".json":
-        yield from _iter_json_document(path)
-    else:
-        yield from _iter_jsonl(path)
-
-
-def _iter_jsonl(path: Path) -> Iterator[RawRow]:
-    with open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                reason = f"invalid JSON at line {lineno}: {exc.msg} (column {exc.colno})"
-                yield lineno, RowError(lineno, reason)
-                continue
-            if not isinstance(obj, dict):
-                reason = f"line {lineno} is a JSON {type(obj).__name__}, not an object"
-                yield lineno, RowError(lineno, reason)
-                continue
-            yield lineno, obj
-
-
-def _iter_json_document(path: Path) -> Iterator[RawRow]:
-    with open_text(path) as fh:
-        text = fh.read()
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # Many ".json" dumps are really JSON Lines; fall back to reading them as such.
-        if text.lstrip().startswith("{") and "\n" in text.strip():
-            yield from _iter_jsonl(path)
-            return
-        raise ValueError(f"{path.name} is not a valid JSON document: {exc.msg} at line {exc.lineno}") from exc
-    items = doc if isinstance(doc, list) else [doc]
-    for index, obj in enumerate(items, start=1):
-        if isinstance(obj, dict):
-            yield index, obj
-        else:
-            yield index, RowError(index, f"element {index} is a JSON {type(obj).__name__}, not an object")
-
-
-def _iter_parquet(path: Path) -> Iterator[RawRow]:
-    import pyarrow.parquet as pq  # lazy: only Parquet inputs pay for the import
-
-    index = 0
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=256):
-        for obj in batch.to_pylist():
-            index += 1
-            yield index, obj
-
-
-def first_raw_row(path: Path) -> dict[str, Any] | None:
-    """The first well-formed row of a data file, or ``None`` (unreadable, empty, or a folder)."""
-    if not path.is_file():
-        return None
-    try:
-        for _, obj in iter_raw_rows(path):
-            if isinstance(obj, dict):
-                return obj
-    except Exception:  # noqa: BLE001 - corrupt gzip/JSON/Parquet (pyarrow has its own errors) = "not this format"
-        return None
-    return None
 
 
 def parse_rows(path: Path, convert: Callable[[dict[str, Any]], ProblemRecord]) -> Iterator[ParsedRow]:

@@ -106,9 +106,32 @@ def parse_validator_flags(flags: Any) -> dict[str, Any]:
     return out
 
 
+#: a problem.yaml / testdata.yaml is a few hundred bytes; anything this big is not metadata
+MAX_YAML_BYTES = 256 * 1024
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses aliases: a metadata file never needs them, and nested aliases
+    (the "billion laughs") make a tiny file stand for an exponentially large document."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.YAMLError(f"aliases are not allowed (*{event.anchor} at line {event.start_mark.line + 1})")
+        return super().compose_node(parent, index)
+
+
+def load_metadata_yaml(text: str) -> Any:
+    """Parse package metadata safely: no tags beyond plain data, no aliases (``yaml.YAMLError``)."""
+    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
+    size = path.stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise RowRejected(f"{path.name} is {size:,} bytes; metadata larger than {MAX_YAML_BYTES:,} bytes is refused")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace"))
+        data = load_metadata_yaml(path.read_text(encoding="utf-8", errors="replace"))
     except yaml.YAMLError as exc:
         raise RowRejected(f"{path.name} is not valid YAML: {exc}") from exc
     if data is None:

@@ -67,22 +67,44 @@ class _NoGlobalsUnpickler(pickle.Unpickler):
 
 
 def safe_unpickle(data: bytes) -> Any:
-    """Load a pickle that may only hold plain built-in data; raise ``pickle.UnpicklingError`` otherwise."""
+    """Load a pickle that may only hold plain built-in data; raise ``pickle.UnpicklingError`` otherwise.
+
+    Linear in ``len(data)``: unpickling is (every opcode builds at most one object), and so is the
+    check, which visits each container once and refuses a container referenced twice (a pickle's memo
+    lets a few hundred bytes stand for ``2**60`` nested references; plain test data never shares)."""
     obj = _NoGlobalsUnpickler(io.BytesIO(data)).load()
-    _check_plain(obj)
+    PlainChecker(max_visits=len(data)).check(obj)
     return obj
 
 
-def _check_plain(obj: Any, depth: int = 0) -> None:
-    if depth > 50 or not isinstance(obj, _ALLOWED_TYPES):
-        raise pickle.UnpicklingError(f"unexpected {type(obj).__name__} in pickle")
-    if isinstance(obj, list | tuple):
-        for item in obj:
-            _check_plain(item, depth + 1)
-    elif isinstance(obj, dict):
-        for k, v in obj.items():
-            _check_plain(k, depth + 1)
-            _check_plain(v, depth + 1)
+class PlainChecker:
+    """Checks that an unpickled value is a tree of plain data. ``visits`` counts the values looked at:
+    never more than ``max_visits`` (the pickle's size), since each one took at least one opcode."""
+
+    def __init__(self, *, max_visits: int, max_depth: int = 50) -> None:
+        self.max_visits = max_visits
+        self.max_depth = max_depth
+        self.visits = 0
+
+    def check(self, obj: Any) -> None:
+        seen: set[int] = set()
+        stack: list[tuple[Any, int]] = [(obj, 0)]
+        while stack:
+            value, depth = stack.pop()
+            self.visits += 1
+            if self.visits > self.max_visits:
+                raise pickle.UnpicklingError("pickle holds more values than its size allows")
+            if depth > self.max_depth:
+                raise pickle.UnpicklingError(f"pickle nests deeper than {self.max_depth} levels")
+            if not isinstance(value, _ALLOWED_TYPES):
+                raise pickle.UnpicklingError(f"unexpected {type(value).__name__} in pickle")
+            if not isinstance(value, list | tuple | dict) or not value:
+                continue
+            if id(value) in seen:
+                raise pickle.UnpicklingError("pickle shares a container between several places; refused")
+            seen.add(id(value))
+            children = [x for kv in value.items() for x in kv] if isinstance(value, dict) else list(value)
+            stack.extend((child, depth + 1) for child in children)
 
 
 def _inflate(data: bytes) -> bytes:

@@ -112,8 +112,8 @@ def failure_message(batch: ImportBatch, exc: BaseException) -> str:
             "rows come back unchanged.")
 
 
-def import_batch_finish(*, batch: ImportBatch, status: str, message: str) -> ImportBatch:
-    """Record the terminal ``status`` with ``message`` and publish it. The report is stored escaped
+def import_batch_finish(*, batch: ImportBatch, status: Any, message: str) -> ImportBatch:
+    """Record the terminal ``status`` (an ``ImportStatus``) with ``message`` and publish it. The report is stored escaped
     (``report_text``); should saving it still fail, the status and message are written without the
     row report, so the batch never stays ``running``."""
     batch.status, batch.message = status, report_text(message)

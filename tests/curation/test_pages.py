@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -105,33 +107,45 @@ def test_it_imports_a_zip_of_icpc_packages(curator: Any, client_as: Any, django_
     assert (problem.title, problem.test_count, problem.memory_mb) == ("Hello", 2, 512)
 
 
-def test_it_refuses_a_zip_that_escapes_its_folder(curator: Any, client_as: Any) -> None:
+def _failed_upload(client: Any, name: str, content: bytes, fmt: str, capture: Any) -> str:
+    """Upload in a request (which only stores the file), run the worker's task, and return the page
+    of the batch, which failed with its reason; the uploaded files are gone."""
+    with capture(execute=True):
+        response = _upload(client, name, content, fmt=fmt)
+    batch = ImportBatch.objects.get()
+    assert response["Location"] == reverse("curation:import-detail", args=[batch.pk])
+    assert batch.status == "failed" and Problem.objects.count() == 0
+    assert not any((Path(settings.MEDIA_ROOT) / "imports").iterdir())
+    return client.get(response["Location"]).content.decode()
+
+
+def test_it_fails_a_zip_that_escapes_its_folder_in_the_worker(
+    curator: Any, client_as: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("../evil.txt", "x")
-    response = _upload(client_as(curator), "evil.zip", buf.getvalue(), fmt="icpc")
-    assert response.status_code == 200 and "unsafe path in archive" in response.content.decode()
-    assert ImportBatch.objects.count() == 0
+    html = _failed_upload(client_as(curator), "evil.zip", buf.getvalue(), "icpc", django_capture_on_commit_callbacks)
+    assert "unsafe path in archive" in html
 
 
-def test_it_reports_a_corrupt_zip_clearly_and_keeps_nothing(curator: Any, client_as: Any, settings: Any) -> None:
-    from pathlib import Path
-
+def test_it_reports_a_corrupt_zip_clearly_and_keeps_nothing(
+    curator: Any, client_as: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("problems.jsonl", "x" * 2000)
     data = bytearray(buf.getvalue())
     data[60:80] = b"\x00" * 20  # damage the compressed member: its CRC check fails on extraction
-    response = _upload(client_as(curator), "broken.zip", bytes(data), fmt="microcoder")
-    assert response.status_code == 200 and "could not unpack broken.zip" in response.content.decode()
-    assert ImportBatch.objects.count() == 0
-    imports = Path(settings.MEDIA_ROOT) / "imports"
-    assert not imports.exists() or not any(imports.iterdir())
+    html = _failed_upload(client_as(curator), "broken.zip", bytes(data), "microcoder", django_capture_on_commit_callbacks)
+    assert "could not unpack broken.zip" in html
 
 
-def test_it_asks_for_a_format_it_cannot_detect(curator: Any, client_as: Any) -> None:
-    response = _upload(client_as(curator), "notes.txt", b"hello")
-    assert "could not recognise the format of notes.txt" in response.content.decode()
+def test_it_says_when_it_cannot_detect_the_format(
+    curator: Any, client_as: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    html = _failed_upload(client_as(curator), "notes.txt", b"hello", "auto", django_capture_on_commit_callbacks)
+    assert "could not recognise the format of notes.txt" in html
 
 
 def test_it_creates_a_release_from_the_form(import_records: Any, curator: Any, client_as: Any) -> None:

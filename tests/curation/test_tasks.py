@@ -30,14 +30,20 @@ def test_it_does_not_run_a_finished_batch_twice(jsonl_file: Any) -> None:
     assert (ImportBatch.objects.get().imported_count, Problem.objects.count()) == (1, 1)
 
 
-def test_a_redelivered_task_leaves_a_batch_that_another_worker_is_running_alone(jsonl_file: Any) -> None:
+def test_a_redelivered_task_leaves_a_batch_that_a_live_worker_runs_alone_and_looks_again_later(
+    jsonl_file: Any, settings: Any
+) -> None:
+    from celery.exceptions import Retry
     from django.utils import timezone
 
+    settings.IMPORT_LEASE_TIMEOUT_S = 60
     path = jsonl_file([make_record("p1")])
     batch = ImportBatch.objects.create(format="microcoder", filename=path.name, path=str(path),
-                                       status=ImportStatus.RUNNING, started_at=timezone.now())
-    assert import_file(batch.pk)["status"] == ImportStatus.RUNNING
-    assert Problem.objects.count() == 0
+                                       status=ImportStatus.RUNNING, started_at=timezone.now(),
+                                       heartbeat_at=timezone.now())
+    with pytest.raises(Retry):
+        import_file(batch.pk)
+    assert Problem.objects.count() == 0 and ImportBatch.objects.get().status == ImportStatus.RUNNING
 
 
 def test_a_redelivered_task_finishes_a_batch_whose_worker_died(jsonl_file: Any, settings: Any) -> None:
@@ -45,9 +51,10 @@ def test_a_redelivered_task_finishes_a_batch_whose_worker_died(jsonl_file: Any, 
 
     from django.utils import timezone
 
-    settings.IMPORT_TASK_TIME_LIMIT = 60
+    settings.IMPORT_LEASE_TIMEOUT_S = 60
     path = jsonl_file([make_record("p1")])
+    long_ago = timezone.now() - timedelta(minutes=5)
     batch = ImportBatch.objects.create(format="microcoder", filename=path.name, path=str(path),
-                                       status=ImportStatus.RUNNING, started_at=timezone.now() - timedelta(minutes=5))
+                                       status=ImportStatus.RUNNING, started_at=long_ago, heartbeat_at=long_ago)
     assert import_file(batch.pk)["status"] == ImportStatus.SUCCEEDED
     assert Problem.objects.count() == 1
