@@ -75,6 +75,14 @@ class TrainingRun(models.Model):
         related_name="training_runs",
         help_text="The dataset release the run trains on (None: the config's dataset.release file).",
     )
+    heldout_release = models.ForeignKey(
+        "curation.DatasetRelease",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="heldout_runs",
+        help_text="Held-out release evaluated during training (exported to eval.release; None: the config's).",
+    )
     output_dir = models.CharField(max_length=1000, blank=True)
     last_step = models.IntegerField(null=True, blank=True)
     latest_metrics = models.JSONField(default=dict, blank=True)
