@@ -10,7 +10,7 @@ the missing indices and never stores a sample twice.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -108,6 +108,14 @@ def scoring_create(
 
         transaction.on_commit(lambda: score_problems_job.delay(job.pk))
     return job
+
+
+def _inputs(problem_ids: list[int], chunk: int = 500) -> Iterator[ProblemInput]:
+    """The problems in id order, loaded a chunk at a time (a 20,000-problem job stays small)."""
+    for start in range(0, len(problem_ids), chunk):
+        problems = (Problem.objects.filter(pk__in=problem_ids[start:start + chunk]).select_related("platform")
+                    .prefetch_related("solutions").order_by("pk"))
+        yield from (problem_input(p) for p in problems)
 
 
 def _publish(job: ScoringJob) -> None:
@@ -232,12 +240,10 @@ def scoring_run(*, scoring_id: int, scorer_options: dict[str, Any] | None = None
         )
         for s in ScoringSample.objects.filter(scoring=job).exclude(problem_id__in=done)
     }
-    todo = [pid for pid in job.problem_ids if pid not in done]
-    problems = (Problem.objects.filter(pk__in=todo).select_related("platform").prefetch_related("solutions")
-                .order_by("pk"))
+    todo = sorted(pid for pid in job.problem_ids if pid not in done)
     buffer = _Buffer(job)
     results = score_problems(
-        [problem_input(p) for p in problems], scorer,
+        _inputs(todo), scorer,
         samples=job.samples_per_problem, weights=job.weights,
         concurrency=int(settings.SCORING_CONCURRENCY) if job.backend == "openai" else 1,
         skip=lambda pid, index: stored.get((pid, index)),

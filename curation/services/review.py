@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count, F
 
 from curation.models import (
     REASON_CODES,
@@ -113,16 +114,16 @@ def review_queue_create(
 def review_next_item(*, queue_id: int, user: Any) -> ReviewItem | None:
     """The first item (by position) that still needs a verdict and that ``user`` has not judged;
     records the assignment. ``None`` when the queue has nothing left for this user."""
-    items = (ReviewItem.objects.filter(queue_id=queue_id).exclude(verdicts__reviewer=user)
-             .select_related("problem").order_by("position"))
-    for item in items.iterator(chunk_size=200):
-        if item.verdicts.count() < item.required_reviews:
-            try:
-                with transaction.atomic():
-                    ReviewAssignment.objects.get_or_create(item=item, reviewer=user)
-            except IntegrityError:
-                pass  # two tabs of the same reviewer asked at once: the assignment exists
-            return item
+    item = (ReviewItem.objects.filter(queue_id=queue_id).exclude(verdicts__reviewer=user)
+            .annotate(n=Count("verdicts")).filter(n__lt=F("required_reviews"))
+            .select_related("problem").order_by("position").first())
+    if item is not None:
+        try:
+            with transaction.atomic():
+                ReviewAssignment.objects.get_or_create(item=item, reviewer=user)
+        except IntegrityError:
+            pass  # two tabs of the same reviewer asked at once: the assignment exists
+        return item
     return None
 
 

@@ -108,3 +108,29 @@ def test_it_draws_the_fit_as_an_svg_chart_on_the_calibration_page(
 ) -> None:
     html = client_as(viewer).get(f"/curation/calibrations/{calibrated.pk}/").content.decode()
     assert "<svg" in html and 'class="fit"' in html and html.count('class="point"') == 10
+
+
+def test_it_takes_pass_rates_from_a_model_evaluation(import_records: Any, trainer: Any, curator: Any) -> None:
+    from curation.services import release_create
+    from curation.services.calibration import pass_rate_set_from_evaluation
+    from training.models import ModelEvaluationProblem
+    from training.services.evaluations import model_evaluation_create
+
+    problems = catalogue(import_records, n=3)
+    release = release_create(name="r", filter_spec={})
+    evaluation = model_evaluation_create(user=trainer, engine="transformers", model="fake", release_id=release.pk, k=4)
+    ModelEvaluationProblem.objects.bulk_create([
+        ModelEvaluationProblem(evaluation=evaluation, problem=p, key=f"leetcode:{p.external_id}", platform="leetcode",
+                               external_id=p.external_id, attempts=4 if i else 0, passed=i)
+        for i, p in enumerate(problems)
+    ])
+    prs = pass_rate_set_from_evaluation(evaluation_id=evaluation.pk, user=curator)
+    assert prs.source == "evaluation" and "fake" in prs.target_model
+    assert sorted(prs.rates.values_list("passed", "attempts")) == [(0, 0), (1, 4), (2, 4)]
+
+
+def test_it_names_the_field_for_an_unknown_evaluation() -> None:
+    from curation.services.calibration import pass_rate_set_from_evaluation
+
+    with pytest.raises(ValueError, match="^evaluation_id: "):
+        pass_rate_set_from_evaluation(evaluation_id=424242)
