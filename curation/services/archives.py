@@ -38,12 +38,14 @@ def unpack_zip(archive: Path, dest: Path, limits: ReadLimits) -> Path:
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
-                consumed += member.compress_size
                 with zf.open(member) as src, open(target, "wb") as out:
                     while chunk := src.read(CHUNK_BYTES):
-                        budget.add(len(chunk), consumed)
+                        # compressed bytes of this member read so far (zipfile keeps what is left)
+                        read = member.compress_size - int(getattr(src, "_compress_left", 0) or 0)
+                        budget.add(len(chunk), consumed + read)
                         budget.check_time()
                         out.write(chunk)
+                consumed += member.compress_size
     except LimitExceeded:
         shutil.rmtree(dest, ignore_errors=True)
         raise
