@@ -29,86 +29,23 @@ import time
 from typing import Any
 
 if __package__:
+    from . import _programs
     from . import _protocol as proto
     from . import calls
+    from ._outcomes import load_reply, test_reply
+    from ._procs import RunnerHandle, _proc_cpu_s, _read_fd
     from ._runner import _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _prctl, runner_entry
 else:  # running as a script inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _programs  # type: ignore[no-redef]
     import _protocol as proto  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
+    from _outcomes import load_reply, test_reply  # type: ignore[no-redef]
+    from _procs import RunnerHandle, _proc_cpu_s, _read_fd  # type: ignore[no-redef]
     from _runner import _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _prctl, runner_entry  # type: ignore[no-redef]
 
-_CLK_TCK = os.sysconf("SC_CLK_TCK")
 _PR_SET_CHILD_SUBREAPER = 36
 _STDERR_TAIL = 4096
-
-
-def _proc_cpu_s(pid: int) -> float:
-    """CPU seconds of ``pid`` and of the children it has waited for (kernel accounting)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            rest = fh.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return 0.0
-    return (int(rest[11]) + int(rest[12]) + int(rest[13]) + int(rest[14])) / _CLK_TCK
-
-
-def _read_fd(fd: int, limit: int) -> bytes:
-    size = min(os.fstat(fd).st_size, limit)
-    chunks = []
-    pos = 0
-    while pos < size:
-        chunk = os.pread(fd, min(size - pos, 1 << 26), pos)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        pos += len(chunk)
-    return b"".join(chunks)
-
-
-class _RunnerHandle:
-    def __init__(self, pid: int, sock: socket.socket) -> None:
-        self.pid = pid
-        self.sock = sock
-        self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
-        self.status: int | None = None
-        self.rusage: Any = None
-
-    def poll_dead(self) -> bool:
-        if self.status is not None:
-            return True
-        try:
-            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            self.status = -1
-            return True
-        if pid == 0:
-            return False
-        self.status, self.rusage = status, rusage
-        return True
-
-    def wait_dead(self) -> None:
-        if self.status is None:
-            try:
-                _pid, self.status, self.rusage = os.wait4(self.pid, 0)
-            except ChildProcessError:
-                self.status = -1
-
-    def kill(self) -> None:
-        if self.status is None:
-            for target in (-self.pid, self.pid):
-                try:
-                    os.kill(target, signal.SIGKILL)
-                except OSError:
-                    pass
-            self.wait_dead()
-
-    def close(self) -> None:
-        self.kill()
-        self.sock.close()
-        if self.pidfd >= 0:
-            os.close(self.pidfd)
-            self.pidfd = -1
 
 
 class Worker:
@@ -123,7 +60,7 @@ class Worker:
         self.keep = frozenset(os.listdir(self.root))
         self.in_pid_ns = cfg["mode"] == "bwrap"
         self.sol: dict[str, Any] | None = None
-        self.runner: _RunnerHandle | None = None
+        self.runner: RunnerHandle | None = None
         self.counter = 0
         for name in cfg.get("preimport", ()):
             try:
@@ -211,7 +148,7 @@ class Worker:
             parent_sock.close()
             runner_entry(child_sock, self.cfg, self.sol, self.prelude)
         child_sock.close()
-        self.runner = _RunnerHandle(pid, parent_sock)
+        self.runner = RunnerHandle(pid, parent_sock)
         limit = self.sol["limits"]["load_limit_s"]
         outcome = self._await(limit, limit)
         if outcome["reply"] is None or outcome["reply"].get("status") != "ready":
@@ -281,36 +218,6 @@ class Worker:
             out["rss_kb"] = runner.rusage.ru_maxrss if runner.rusage is not None else 0
         return out
 
-    def _death(self, outcome: dict[str, Any], call_like: bool) -> dict[str, Any]:
-        """Classify a runner that died or was killed (facts from the kernel, not from the solution)."""
-        limits = self.sol["limits"] if self.sol else {}
-        if outcome.get("oversize"):
-            return {"status": "OLE", "message": "result larger than the output limit"}
-        if outcome.get("garbled"):
-            return {"status": "RE", "message": "the solution wrote garbage on the judge's channel"}
-        if outcome["killed"]:
-            return {"status": "TLE", "message": f"{outcome['killed']} time limit exceeded"}
-        status = outcome.get("status")
-        rss_mb = outcome.get("rss_kb", 0) / 1024
-        near_memory = rss_mb >= 0.9 * limits.get("memory_mb", 1 << 30)
-        if status is None or status < 0:
-            return {"status": "RE", "message": "the solution process vanished"}
-        if os.WIFSIGNALED(status):
-            sig = os.WTERMSIG(status)
-            if sig == signal.SIGXCPU:
-                return {"status": "TLE", "message": "cpu time limit exceeded"}
-            if sig == signal.SIGXFSZ:
-                return {"status": "OLE", "message": "output limit exceeded"}
-            if near_memory:
-                return {"status": "MLE", "message": f"killed by signal {sig} near the memory limit"}
-            return {"status": "RE", "message": f"killed by signal {signal.Signals(sig).name}"}
-        code = os.WEXITSTATUS(status)
-        if code == 0 and not call_like:
-            return {"status": "OK"}
-        if near_memory:
-            return {"status": "MLE", "message": f"exit code {code} near the memory limit"}
-        return {"status": "RE", "message": f"exit code {code}" + (" before returning" if code == 0 else "")}
-
     # --------------------------------------------------------------------------------- requests
     def op_load(self, header: dict[str, Any], code: bytes) -> None:
         self._stop_runner()
@@ -322,23 +229,7 @@ class Worker:
             os.chown(workdir, self.cfg["uid"], self.cfg["gid"])
         self.sol = {"code": code, "mode": header["mode"], "fn_name": header.get("fn_name"),
                     "limits": header["limits"], "workdir": workdir}
-        self.ctl_reply(self._load_reply(self._spawn()))
-
-    def _load_reply(self, outcome: dict[str, Any]) -> dict[str, Any]:
-        reply = outcome["reply"]
-        if reply is None:
-            death = self._death(outcome, call_like=True)
-            return {"status": death["status"], "message": "while loading: " + death.get("message", "")}
-        status = reply.get("status")
-        if status == "ready":
-            return {"status": "OK"}
-        if status == "compile_error":
-            return {"status": "CE", "message": str(reply.get("message", ""))[:2000]}
-        if status == "exception" and reply.get("exc") == "MemoryError":
-            return {"status": "MLE", "message": "out of memory while loading"}
-        if status in ("exception", "exit"):
-            return {"status": "RE", "message": f"{reply.get('exc', 'exit')}: {reply.get('message', '')}"[:2000]}
-        return {"status": "RE", "message": f"unexpected runner reply {status!r}"}
+        self.ctl_reply(load_reply(self._spawn(), header["limits"]))
 
     def op_run(self, header: dict[str, Any], data: bytes) -> None:
         if self.sol is None:
@@ -349,7 +240,7 @@ class Worker:
             self._stop_runner()  # it died after its last reply (a thread called os._exit, ...)
         if self.runner is None:
             restarted = True
-            load = self._load_reply(self._spawn())
+            load = load_reply(self._spawn(), self.sol["limits"])
             if load["status"] != "OK":
                 load["restarted"] = True
                 self.ctl_reply(load)
@@ -376,7 +267,7 @@ class Worker:
         finally:
             for fd in fds:
                 os.close(fd)
-        reply = self._test_reply(outcome, kind, limits, len(stdout))
+        reply = test_reply(outcome, kind, limits, len(stdout))
         if outcome["dead"]:
             self._stop_runner()
         else:
@@ -388,35 +279,6 @@ class Worker:
             reply = {"status": "RE", "message": "the call returned nothing", **{
                 k: reply[k] for k in ("cpu_s", "wall_s", "restarted")}}
         self.ctl_reply(reply, [stdout[:limits["output_limit"]], stderr, result])
-
-    def _test_reply(self, outcome: dict[str, Any], kind: str, limits: dict[str, Any],
-                    out_len: int) -> dict[str, Any]:
-        if out_len > limits["output_limit"] or len(outcome["blob"]) > limits["output_limit"] \
-                or outcome.get("oversize"):
-            return {"status": "OLE", "message": "output limit exceeded"}
-        if outcome["cpu_s"] > limits["time_limit_s"]:
-            return {"status": "TLE", "message": "cpu time limit exceeded"}
-        reply = outcome["reply"]
-        if reply is None:
-            return self._death(outcome, call_like=kind != "stdin")
-        status = reply.get("status")
-        if status == "ok":
-            extra = {"message": "result not serializable: " + reply["unencodable"]} \
-                if reply.get("unencodable") else {}
-            return {"status": "OK", **extra}
-        if status == "exception":
-            if reply.get("exc") == "MemoryError":
-                return {"status": "MLE", "message": "MemoryError"}
-            return {"status": "RE", "message": f"{reply.get('exc')}: {reply.get('message', '')}"[:2000]}
-        if status == "exit":
-            return {"status": "RE", "message": f"exit code {reply.get('code')}"}
-        if status == "assert_failed":
-            return {"status": "WA", "message": ("assertion failed " + str(reply.get("message", ""))[:500]).strip()}
-        if status == "bad_input":
-            return {"status": "BAD_INPUT", "message": str(reply.get("message", ""))[:500]}
-        if status == "bad_test":
-            return {"status": "BAD_TEST", "message": str(reply.get("message", ""))[:500]}
-        return {"status": "RE", "message": f"unexpected runner reply {status!r}"}
 
     def ctl_reply(self, header: dict[str, Any], parts: list[bytes] | tuple[bytes, ...] = ()) -> None:
         proto.send(self.ctl, header, parts)
@@ -439,6 +301,8 @@ class Worker:
                 self.ctl_reply({"status": "OK"})
             elif op == "ping":
                 self.ctl_reply({"status": "OK", "pid": os.getpid()})
+            elif op in ("check", "interact"):  # checker programs and interactive validators
+                self.ctl_reply(*(_programs.op_check if op == "check" else _programs.op_interact)(self, header, blob))
             else:
                 break
         self._stop_runner()

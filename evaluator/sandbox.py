@@ -58,27 +58,36 @@ larger default thread stack.
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import socket
-import stat
 import subprocess
-import sys
 import tempfile
-import threading
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import _protocol as proto
+from ._bwrap import (
+    _is_root,
+    _mark_bwrap_broken,
+    _namespace_flags,
+    _parents,
+    _probe_bwrap,
+    _python_roots,
+    _system_binds,
+    _world_accessible,
+    bwrap_status,
+    warn_fallback,
+)
+from .sandbox_config import DEFAULT_PREIMPORT, Limits, SandboxConfig
 
-logger = logging.getLogger("evaluator.sandbox")
+__all__ = ["DEFAULT_PREIMPORT", "Limits", "SandboxConfig", "SandboxError", "WorkerDied", "WorkerHung",
+           "WorkerProcess", "bwrap_status", "warn_fallback", "_is_root", "_namespace_flags", "_system_binds"]
 
 _HERE = Path(__file__).resolve().parent
-_JUDGE_FILES = ("_worker.py", "_runner.py", "_protocol.py", "calls.py")
-_ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+_JUDGE_FILES = ("_worker.py", "_runner.py", "_protocol.py", "calls.py", "_procs.py", "_outcomes.py",
+                "_programs.py")
 _SANDBOX_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -88,14 +97,6 @@ _SANDBOX_ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
-DEFAULT_PREIMPORT = (
-    "array", "bisect", "cmath", "collections", "copy", "dataclasses", "datetime", "decimal", "enum",
-    "fractions", "functools", "heapq", "inspect", "io", "itertools", "json", "math", "numbers", "operator",
-    "os", "queue", "random", "re", "statistics", "string", "struct", "sys", "threading", "time", "typing",
-    "sortedcontainers",
-)
-
-
 class SandboxError(RuntimeError):
     """The sandbox could not be started or a worker stopped answering: an infrastructure error."""
 
@@ -106,181 +107,6 @@ class WorkerDied(SandboxError):
 
 class WorkerHung(SandboxError):
     """The worker did not answer within its deadline and was killed (the watchdog)."""
-
-
-@dataclass(frozen=True)
-class SandboxConfig:
-    """How workers are started. ``from_env()`` reads ``MICROCODER_SANDBOX`` / ``MICROCODER_BWRAP``."""
-
-    mode: str = field(default="auto", metadata={"help": "'auto' (bwrap when it works, else rlimit with a "
-                                                "warning), 'bwrap' (fail instead of falling back) or 'rlimit'."})
-    bwrap: str = field(default="bwrap", metadata={"help": "bubblewrap executable (name on PATH or path)."})
-    python: str = field(default=sys.executable, metadata={"help": "Interpreter that runs the solutions; "
-                                                          "its installation and virtualenv are bound read-only."})
-    tmpfs_mb: int = field(default=512, metadata={"help": "Size of the sandbox's private /tmp (bwrap only)."})
-    uid_base: int = field(default=1_900_000_000, metadata={"help": "When the judge runs as root, runners "
-                                                           "use unused uids from here (one per slot)."})
-    recursion_limit: int = field(default=1_000_000, metadata={"help": "sys.setrecursionlimit in solutions."})
-    stack_mb: int = field(default=1024, metadata={"help": "Main-thread stack limit (RLIMIT_STACK)."})
-    thread_stack_mb: int = field(default=64, metadata={"help": "threading.stack_size for new threads."})
-    preimport: tuple[str, ...] = field(default=DEFAULT_PREIMPORT, metadata={
-        "help": "Modules imported once in the worker so solutions get them for free (missing ones skipped)."})
-    extra_ro_binds: tuple[str, ...] = field(default=(), metadata={
-        "help": "More host paths bound read-only at the same place (bwrap only)."})
-    start_timeout_s: float = field(default=30.0, metadata={"help": "Deadline for a worker to start."})
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("auto", "bwrap", "rlimit"):
-            raise ValueError(f"sandbox mode {self.mode!r}: use 'auto', 'bwrap' or 'rlimit'")
-        for name in ("tmpfs_mb", "stack_mb", "thread_stack_mb", "recursion_limit"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.recursion_limit < 1000:
-            raise ValueError("recursion_limit below Python's default 1000 would break ordinary programs")
-
-    @classmethod
-    def from_env(cls) -> SandboxConfig:
-        return cls(mode=os.environ.get("MICROCODER_SANDBOX", "auto") or "auto",
-                   bwrap=os.environ.get("MICROCODER_BWRAP", "bwrap") or "bwrap")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-solution limits sent to the worker (all enforced inside the sandbox)."""
-
-    time_limit_s: float = field(default=2.0, metadata={"help": "CPU seconds per test."})
-    wall_limit_s: float = field(default=4.5, metadata={"help": "Wall seconds per test."})
-    memory_mb: int = field(default=1024, metadata={"help": "Address space on top of the interpreter's."})
-    output_limit: int = field(default=32 << 20, metadata={"help": "Bytes of stdout (and of a call result)."})
-    nproc: int = field(default=64, metadata={"help": "Processes + threads the solution may hold."})
-    nofile: int = field(default=256, metadata={"help": "Open file descriptors."})
-    load_limit_s: float = field(default=10.0, metadata={"help": "Compile + module execution (call mode)."})
-    cpu_budget_s: float = field(default=120.0, metadata={"help": "RLIMIT_CPU backstop for one runner."})
-    watchdog_grace_s: float = field(default=10.0, metadata={
-        "help": "A worker that has not answered this long after its own deadline is killed (judge side)."})
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-# --------------------------------------------------------------------------------------- detection
-_detect_lock = threading.Lock()
-_bwrap_state: dict[str, tuple[bool, str]] = {}
-_warned: set[str] = set()
-
-
-def _is_root() -> bool:
-    return os.geteuid() == 0
-
-
-def _namespace_flags(root: bool, disable_userns: bool) -> list[str]:
-    if root:
-        flags = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                 "--cap-drop", "ALL"]
-        for cap in _ROOT_CAPS:
-            flags += ["--cap-add", cap]
-        return flags
-    flags = ["--unshare-all", "--unshare-user"]
-    return flags + (["--disable-userns"] if disable_userns else [])
-
-
-def _probe_bwrap(config: SandboxConfig) -> tuple[bool, str]:
-    """Run ``bwrap <our namespace flags> --ro-bind / / true`` (uncached)."""
-    exe = shutil.which(config.bwrap)
-    if exe is None:
-        return False, f"{config.bwrap!r} not found (install the Debian package 'bubblewrap')"
-    state = (False, "")
-    for disable in (True, False):
-        cmd = [exe, "--die-with-parent", *_namespace_flags(_is_root(), disable), "--ro-bind", "/", "/", "true"]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, timeout=20, check=False)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            return False, f"bwrap did not run: {exc}"
-        if proc.returncode == 0:
-            return True, "" if disable else "no-disable-userns"
-        reason = proc.stderr.decode(errors="replace").strip() or f"exit {proc.returncode}"
-        state = (False, f"bwrap failed: {reason} (user namespaces unavailable?)")
-    return state
-
-
-def bwrap_status(config: SandboxConfig) -> tuple[bool, str]:
-    """Whether bubblewrap works here with our flags, and why not. Checked once per executable."""
-    with _detect_lock:
-        if config.bwrap not in _bwrap_state:
-            _bwrap_state[config.bwrap] = _probe_bwrap(config)
-        return _bwrap_state[config.bwrap]
-
-
-def _mark_bwrap_broken(config: SandboxConfig, reason: str) -> None:
-    with _detect_lock:
-        _bwrap_state[config.bwrap] = (False, reason)
-
-
-def warn_fallback(reason: str) -> None:
-    """Log, once per reason, that judging runs without namespaces."""
-    if reason not in _warned:
-        _warned.add(reason)
-        logger.warning("SANDBOX DEGRADED: bubblewrap unavailable (%s); judging with rlimits only. Solutions "
-                       "can read the file system, use the network and see other processes.", reason)
-
-
-def _world_accessible(path: Path) -> bool:
-    """True when an unrelated uid can reach and read ``path`` (every ancestor searchable)."""
-    try:
-        real = path.resolve()
-        st = real.stat()
-        if not st.st_mode & (stat.S_IROTH | (stat.S_IXOTH if real.is_dir() else 0)):
-            return False
-        for parent in real.parents:
-            if not parent.stat().st_mode & stat.S_IXOTH:
-                return False
-    except OSError:
-        return False
-    return True
-
-
-def _python_roots(python: str) -> list[str]:
-    """Directories that make up the interpreter (installation, virtualenv) outside /usr."""
-    roots: set[str] = set()
-    abs_python = os.path.abspath(python)
-    venv = os.path.dirname(os.path.dirname(abs_python))
-    if os.path.exists(os.path.join(venv, "pyvenv.cfg")):
-        roots.add(venv)
-    roots.add(os.path.dirname(os.path.dirname(os.path.realpath(abs_python))))
-    if os.path.realpath(abs_python) == os.path.realpath(sys.executable):
-        roots.update({sys.prefix, sys.base_prefix, sys.exec_prefix})
-    keep = []
-    for root in sorted(roots):
-        real = os.path.realpath(root)
-        if real in ("/", "/usr") or real.startswith("/usr/"):
-            continue
-        keep.append(root)
-    return keep
-
-
-def _system_binds() -> list[str]:
-    args = ["--ro-bind", "/usr", "/usr"]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
-        if os.path.islink(top):
-            args += ["--symlink", os.readlink(top), top]
-        elif os.path.isdir(top):
-            args += ["--ro-bind", top, top]
-    if os.path.exists("/etc/ld.so.cache"):
-        args += ["--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache"]
-    return args
-
-
-def _parents(path: str, made: set[str]) -> list[str]:
-    """bwrap options creating the ancestors of ``path`` world-searchable (bwrap's default is 0700,
-    which would hide e.g. /root/.pyenv from a runner that switched uid)."""
-    args: list[str] = []
-    parts = Path(path).parts[1:-1]
-    for i in range(len(parts)):
-        parent = "/" + "/".join(parts[:i + 1])
-        if parent not in made and parent not in ("/usr", "/tmp", "/proc", "/dev"):
-            made.add(parent)
-            args += ["--perms", "0755", "--dir", parent]
-    return args
 
 
 # ------------------------------------------------------------------------------------------ worker
@@ -368,9 +194,9 @@ class WorkerProcess:
         self._fallback_root = tempfile.mkdtemp(prefix="microcoder-judge-")
         # as root the runner always drops to a uid of its own; when the interpreter is not readable by
         # other users (e.g. /root/.pyenv) it keeps CAP_DAC_READ_SEARCH so imports still work
-        readable = all(_world_accessible(Path(p)) for p in (
-            os.path.realpath(self.config.python), os.path.dirname(os.__file__), _HERE / "_worker.py",
-            _HERE / "calls.py", _HERE / "_protocol.py", _HERE / "_runner.py"))
+        needed = [Path(os.path.realpath(self.config.python)), Path(os.path.dirname(os.__file__)),
+                  *(_HERE / name for name in _JUDGE_FILES)]
+        readable = all(_world_accessible(p) for p in needed)
         os.chmod(self._fallback_root, 0o711 if root else 0o700)
         env = dict(_SANDBOX_ENV, HOME=self._fallback_root)
         self._spawn([self.config.python, "-I", "-B", str(_HERE / "_worker.py")], env=env,
