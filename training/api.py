@@ -46,7 +46,7 @@ class RunSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "status", "is_terminal", "cancel_requested", "node", "celery_task_id", "attempts",
             "created_by", "release", "release_name", "output_dir", "last_step", "latest_metrics", "warnings",
-            "error", "created_at", "started_at", "finished_at", "updated_at",
+            "error", "created_at", "started_at", "finished_at", "updated_at", "heldout_release",
         ]
         read_only_fields = fields
 
@@ -75,6 +75,10 @@ class RunCreateSerializer(serializers.Serializer):
         required=False, default=dict, help_text='Dotted-path changes applied on top, e.g. {"mask.probability": 0.2}.'
     )
     release_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    heldout_release_id = serializers.IntegerField(
+        required=False, allow_null=True, default=None,
+        help_text="Held-out release evaluated during training (exported and set as eval.release).",
+    )
 
 
 def _config_dict(data: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +127,8 @@ class RunListCreate(generics.ListCreateAPIView):
         try:
             with transaction.atomic():
                 run = services.run_create(
-                    name=data["name"], config_dict=_config_dict(data), release_id=data["release_id"], user=request.user
+                    name=data["name"], config_dict=_config_dict(data), release_id=data["release_id"], user=request.user,
+                    heldout_release_id=data["heldout_release_id"],
                 )
                 services.run_start(run_id=run.pk)
         except DjangoValidationError as exc:

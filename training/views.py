@@ -24,6 +24,7 @@ from webapp.roles import TRAINER, VIEWER, can_manage, role_required
 #: the chart panels of the run page: (title, metric names drawn together)
 CHART_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Reward", ("reward",)),
+    ("Held-out pass@1 / pass@k", ("eval/pass@1", "eval/pass@k")),
     ("Reward std", ("reward_std", "frac_reward_zero_std")),
     ("Mean completion length", ("completions/mean_length",)),
     ("Clipped (truncated) ratio", ("completions/clipped_ratio",)),
@@ -246,10 +247,13 @@ def run_create(request: HttpRequest) -> HttpResponse:
     checked = False
     name = ""
     release_id: int | None = None
+    heldout_release_id: int | None = None
     if request.method == "POST":
         name = request.POST.get("name", "").strip()
         release_raw = request.POST.get("release_id", "")
         release_id = int(release_raw) if release_raw.isdigit() else None
+        heldout_raw = request.POST.get("heldout_release_id", "")
+        heldout_release_id = int(heldout_raw) if heldout_raw.isdigit() else None
         config, values, errors = _config_from_post(request.POST)
         if not errors:
             try:
@@ -260,7 +264,8 @@ def run_create(request: HttpRequest) -> HttpResponse:
         if not errors and request.POST.get("action") == "launch":
             try:
                 with transaction.atomic():
-                    run = services.run_create(name=name, config_dict=config, release_id=release_id, user=request.user)
+                    run = services.run_create(name=name, config_dict=config, release_id=release_id, user=request.user,
+                                              heldout_release_id=heldout_release_id)
                     services.run_start(run_id=run.pk)
             except ValidationError as exc:
                 for key, msgs in exc.message_dict.items():
@@ -277,6 +282,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
                 values = _form_values_from_config(base.config)
                 name = f"{base.name} (copy)"
                 release_id = base.release_id
+                heldout_release_id = base.heldout_release_id
     models = list(dict.fromkeys([*selectors.run_recent_models(), *_MODEL_SUGGESTIONS]))
     return render(
         request,
@@ -290,6 +296,7 @@ def run_create(request: HttpRequest) -> HttpResponse:
             "checked": checked and not errors,
             "name": name,
             "release_id": release_id,
+            "heldout_release_id": heldout_release_id,
             "releases": _releases(),
             "models": models,
         },

@@ -59,6 +59,8 @@ log = logging.getLogger(__name__)
 CANCEL_POLL_S = 1.0
 #: the file a release is exported to inside the run's output directory
 DATASET_FILE = "dataset.jsonl"
+#: the file the held-out release (``TrainingRun.heldout_release``) is exported to, read as ``eval.release``
+HELDOUT_FILE = "heldout.jsonl"
 
 
 def run_output_dir(run_id: int) -> Path:
@@ -89,13 +91,19 @@ def _publish_status(run: TrainingRun, message: str = "") -> None:
 
 
 @transaction.atomic
-def run_create(*, name: str, config_dict: Mapping[str, Any], release_id: int | None = None, user: Any = None) -> TrainingRun:
+def run_create(
+    *, name: str, config_dict: Mapping[str, Any], release_id: int | None = None, user: Any = None,
+    heldout_release_id: int | None = None,
+) -> TrainingRun:
     """Create a queued run with its fully resolved config (not started: see :func:`run_start`).
 
     The run's ``output_dir`` is ``RUNS_DIR/run-<id>`` whatever the submitted config says (runs never
     share a directory), and with a release the config's ``dataset.release`` points at the file the
     release is exported to when the run starts. Without a release the config must name a dataset file.
-    Raises ``ValidationError`` (``{"config": [...]}``, ``{"release_id": [...]}``, ``{"name": [...]}``).
+    With a held-out release (never the training release) ``eval.release`` points at the file it is
+    exported to when the run starts, so the trainer logs ``eval/pass@1`` and ``eval/pass@k``.
+    Raises ``ValidationError`` (``{"config": [...]}``, ``{"release_id": [...]}``,
+    ``{"heldout_release_id": [...]}``, ``{"name": [...]}``).
     """
     from curation.models import DatasetRelease
 
@@ -107,16 +115,26 @@ def run_create(*, name: str, config_dict: Mapping[str, Any], release_id: int | N
         release = DatasetRelease.objects.filter(pk=release_id).first()
         if release is None:
             raise ValidationError({"release_id": [f"dataset release {release_id} does not exist"]})
+    heldout = None
+    if heldout_release_id is not None:
+        heldout = DatasetRelease.objects.filter(pk=heldout_release_id).first()
+        if heldout is None:
+            raise ValidationError({"heldout_release_id": [f"dataset release {heldout_release_id} does not exist"]})
+        if release is not None and heldout.pk == release.pk:
+            raise ValidationError({"heldout_release_id": ["the held-out release must not be the training release"]})
     config, _ = config_validate(config_dict)
     if release is None and not config.dataset.release.strip():
         raise ValidationError({"config": ["choose a dataset release, or set dataset.release to a JSONL file"]})
     run = TrainingRun.objects.create(
-        name=name, config={}, release=release, created_by=user if getattr(user, "is_authenticated", False) else None
+        name=name, config={}, release=release, heldout_release=heldout,
+        created_by=user if getattr(user, "is_authenticated", False) else None,
     )
     out = run_output_dir(run.pk)
     changes: dict[str, Any] = {"output_dir": str(out)}
     if release is not None:
         changes["dataset.release"] = str(out / DATASET_FILE)
+    if heldout is not None:
+        changes["eval.release"] = str(out / HELDOUT_FILE)
     config = config.replace(**changes)
     _, warnings = config_validate(config.to_dict())
     run.config = config.to_dict()
@@ -195,15 +213,15 @@ def _checkpoint_step(path: Path) -> int:
     return int(suffix) if suffix.isdigit() else 0
 
 
-def _export_release(run: TrainingRun, path: Path) -> None:
-    """Write the run's dataset release as the JSONL file the core reads (``curation.export`` rows),
-    atomically: a reader never sees half a file."""
+def _export_release(release: Any, path: Path) -> None:
+    """Write a dataset release as the JSONL file the core reads (``curation.export`` rows), atomically:
+    a reader never sees half a file."""
     from curation.export import iter_jsonl
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
     with tmp.open("wb") as fh:
-        for piece in iter_jsonl(run.release):
+        for piece in iter_jsonl(release):
             fh.write(piece)
     tmp.replace(path)
 
@@ -367,7 +385,9 @@ def _train(run: TrainingRun, lease: RunLease, trainer_factory: Callable[..., Any
     try:
         config = config_from_dict(run.config)
         if run.release_id is not None:
-            _export_release(run, Path(config.dataset.release))
+            _export_release(run.release, Path(config.dataset.release))
+        if run.heldout_release_id is not None:
+            _export_release(run.heldout_release, Path(config.eval.release))
         # The trainer resumes from the newest checkpoint (or starts over): whatever an earlier attempt
         # recorded after that step is about to be recomputed, so drop it now. on_resume repeats this
         # with the step read from the checkpoint itself.
