@@ -1,8 +1,10 @@
 """Celery tasks of the evaluator app (queue ``evaluate``, see ``settings.CELERY_TASK_ROUTES``).
 
 Thin: take the job id, call ``evaluation_run``. Retries live here: an infrastructure failure (the judge
-pool broke, the database went away) is retried with exponential back-off; after the last retry, or
-when the soft time limit hits, the job is marked ``failed`` with the reason. Celery enforces time
+pool broke, the database went away) is retried with exponential back-off; after the last retry, when
+the soft time limit hits, or on any other error, the job is marked ``failed`` with the reason. A worker
+that dies mid-job leaves its message unacknowledged (``reject_on_worker_lost``): it is redelivered and
+the job starts over, so no job stays ``running``. Celery enforces time
 limits only in the prefork pool (not with ``--pool=solo``); the judge's own per-test and per-solution
 limits always apply.
 """
@@ -30,6 +32,9 @@ _SOFT_TIME_LIMIT = max(1, _TIME_LIMIT - min(30, _TIME_LIMIT // 10))
     bind=True,
     name="evaluator.tasks.run_evaluation",
     acks_late=True,
+    # a worker killed mid-job (SIGKILL, OOM, node loss) does not acknowledge the message: the broker
+    # redelivers it and the next worker starts the job over (``evaluation_run`` resets a running job)
+    reject_on_worker_lost=True,
     max_retries=MAX_RETRIES,
     time_limit=_TIME_LIMIT,
     soft_time_limit=_SOFT_TIME_LIMIT,
@@ -46,4 +51,8 @@ def run_evaluation(self: Any, job_id: int) -> dict[str, Any]:
             evaluation_fail(job_id=job_id, error=f"infrastructure error after {MAX_RETRIES} retries: {exc}")
             raise
         raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+    except Exception as exc:
+        # a bug or bad data the service did not record itself: the job must not stay running
+        evaluation_fail(job_id=job_id, error=f"unexpected error: {type(exc).__name__}: {exc}")
+        raise
     return job.progress_event()
