@@ -124,3 +124,18 @@ def test_it_shows_kappa_and_the_wilson_interval_of_the_error_rate_on_the_release
     assert "0.500" in html  # kappa
     # Wilson 95 % for 1 of 3: (0.0615, 0.7923)
     assert "0.061–0.792" in html and "1 rejected of 3 reviewed" in html
+
+
+def test_it_reports_fleiss_kappa_when_items_have_three_reviewers(
+    release: Any, curator: Any, second_curator: Any, admin_user: Any
+) -> None:
+    # per item (accept, reject) counts (3,0), (2,1), (0,3), (1,2): P = (1 + 1/3 + 1 + 1/3) / 4 = 2/3,
+    # p_accept = p_reject = 1/2, Pe = 1/2 -> kappa = (2/3 - 1/2) / (1/2) = 1/3
+    ratings = [("accept",) * 3, ("accept", "accept", "reject"), ("reject",) * 3, ("accept", "reject", "reject")]
+    queue = review_queue_create(name="q", release_id=release.pk, sample_size=4, double_review_share=1.0)
+    for item, labels in zip(queue.items.order_by("position"), ratings, strict=True):
+        for user, label in zip((curator, second_curator, admin_user), labels, strict=True):
+            review_verdict_submit(item_id=item.pk, user=user, verdict=label)
+    stats = queue_stats(queue=queue)
+    assert stats.kappa_kind == "Fleiss" and stats.agreement_raters == 3 and stats.agreement_items == 4
+    assert stats.kappa == pytest.approx(1 / 3)
