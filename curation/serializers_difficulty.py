@@ -22,13 +22,13 @@ from curation.models import (
 
 
 class ScoringSerializer(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True)
+    created_by = serializers.CharField(source="created_by.username", default=None, read_only=True, allow_null=True)
 
     class Meta:
         model = ScoringJob
         fields = ["id", "backend", "model", "prompt_version", "weights", "samples_per_problem", "release",
                   "filter_spec", "status", "reason", "progress_done", "progress_total", "error_count",
-                  "prompt_tokens", "completion_tokens", "created_by", "created_at", "started_at", "finished_at"]
+                  "prompt_tokens", "completion_tokens", "attempts", "created_by", "created_at", "started_at", "finished_at"]
 
 
 class ScoringResultSerializer(serializers.ModelSerializer):

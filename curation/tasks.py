@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError
 
@@ -44,18 +45,28 @@ def import_file(self: Any, batch_id: int) -> dict[str, object]:
     return {"batch_id": batch.pk, "status": batch.status, "summary": batch.summary()}
 
 
+_SCORING_TIME_LIMIT = int(settings.SCORING_TASK_TIME_LIMIT)
+# the soft limit leaves a little time to record the failure before the hard kill
+_SCORING_SOFT_TIME_LIMIT = max(1, _SCORING_TIME_LIMIT - min(30, _SCORING_TIME_LIMIT // 10))
+
+
 @shared_task(
     bind=True,
     name="curation.tasks.score_problems_job",
-    time_limit=int(settings.SCORING_TASK_TIME_LIMIT),
+    time_limit=_SCORING_TIME_LIMIT,
+    soft_time_limit=_SCORING_SOFT_TIME_LIMIT,
     acks_late=True,
     reject_on_worker_lost=True,  # a worker killed mid-scoring leaves the message to be redelivered
 )
 def score_problems_job(self: Any, scoring_id: int) -> dict[str, object]:
     """Run scoring ``scoring_id`` (see ``scoring_run``): resumes a job a dead worker left ``running``,
-    skipping every sample already stored. An unexpected error fails the job with its reason."""
+    skipping every sample already stored; after ``SCORING_MAX_ATTEMPTS`` deliveries that all died the
+    job fails. The soft time limit and any unexpected error fail the job with the reason."""
     try:
         job = scoring_run(scoring_id=scoring_id)
+    except SoftTimeLimitExceeded:
+        scoring_fail(scoring_id=scoring_id, reason=f"the scoring exceeded its time limit of {_SCORING_SOFT_TIME_LIMIT} s")
+        raise
     except Exception as exc:
         scoring_fail(scoring_id=scoring_id, reason=f"{type(exc).__name__}: {exc}")
         raise

@@ -244,6 +244,9 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
 EVALUATION_TASK_TIME_LIMIT = env_int("EVALUATION_TASK_TIME_LIMIT", 3600, minimum=1)
 TRAINING_TASK_TIME_LIMIT = env_int("TRAINING_TASK_TIME_LIMIT", 7 * 24 * 3600, minimum=1)
 IMPORT_TASK_TIME_LIMIT = env_int("IMPORT_TASK_TIME_LIMIT", 3600, minimum=1)
+SCORING_TASK_TIME_LIMIT = env_int("SCORING_TASK_TIME_LIMIT", 6 * 3600, minimum=1)
+SCORING_CONCURRENCY = env_int("SCORING_CONCURRENCY", 8, minimum=1)  # openai requests in flight per job
+SCORING_MAX_ATTEMPTS = env_int("SCORING_MAX_ATTEMPTS", 3, minimum=1)  # deliveries before a dying job fails
 # Bounded work per upload and per import (README "Configuration"; curation.importers.limits): the web
 # request only streams the file to disk; the worker unpacks, detects and reads it within these limits.
 IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 1024, minimum=1)

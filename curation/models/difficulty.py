@@ -49,6 +49,9 @@ class ScoringJob(models.Model):
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     celery_task_id = models.CharField(max_length=64, blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Deliveries that started the job; a job whose workers keep dying fails after a few."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="scorings"
     )

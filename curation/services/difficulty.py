@@ -221,9 +221,15 @@ def scoring_run(*, scoring_id: int, scorer_options: dict[str, Any] | None = None
         job = ScoringJob.objects.select_for_update().get(pk=scoring_id)
         if job.is_finished:
             return job
+        if job.attempts >= int(settings.SCORING_MAX_ATTEMPTS):
+            # every earlier delivery died without finishing (OOM, a kill): stop redelivering forever
+            return _finish(job.pk, status=str(JobStatus.FAILED),
+                           reason=f"the scoring worker died {job.attempts} times before finishing "
+                                  "(SCORING_MAX_ATTEMPTS); the samples it stored are kept")
         job.status = JobStatus.RUNNING
+        job.attempts += 1
         job.started_at = job.started_at or timezone.now()
-        job.save(update_fields=["status", "started_at", "updated_at"])
+        job.save(update_fields=["status", "attempts", "started_at", "updated_at"])
     try:
         options: dict[str, Any] = {"model": job.model} if job.model else {}
         if job.backend == "openai":

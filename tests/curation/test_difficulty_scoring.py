@@ -109,3 +109,14 @@ def test_it_runs_the_task_eagerly_through_the_scoring_service(import_records: An
     catalogue(import_records, n=2)
     job = scoring_create(backend="heuristic", filter_spec={}, user=curator, enqueue=False)
     assert score_problems_job.delay(job.pk).get()["status"] == "succeeded"
+
+
+def test_it_fails_a_job_whose_workers_kept_dying_instead_of_redelivering_it_forever(
+    import_records: Any, settings: Any
+) -> None:
+    catalogue(import_records, n=1)
+    settings.SCORING_MAX_ATTEMPTS = 2
+    job = scoring_create(backend="heuristic", filter_spec={}, enqueue=False)
+    ScoringJob.objects.filter(pk=job.pk).update(status="running", attempts=2)  # two deliveries died
+    failed = scoring_run(scoring_id=job.pk)
+    assert failed.status == "failed" and "died 2 times" in failed.reason
