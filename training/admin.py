@@ -1,6 +1,13 @@
 from django.contrib import admin
 
-from training.models import Checkpoint, MetricChunk, RunSample, TrainingRun
+from training.models import (
+    Checkpoint,
+    MetricChunk,
+    ModelEvaluation,
+    ModelEvaluationProblem,
+    RunSample,
+    TrainingRun,
+)
 
 
 class CheckpointInline(admin.TabularInline):
@@ -30,3 +37,20 @@ class MetricChunkAdmin(admin.ModelAdmin):
 class RunSampleAdmin(admin.ModelAdmin):
     list_display = ["run", "step", "index", "verdict", "reward", "length", "truncated", "masked"]
     list_filter = ["verdict", "truncated", "masked"]
+
+
+@admin.register(ModelEvaluation)
+class ModelEvaluationAdmin(admin.ModelAdmin):
+    list_display = ["id", "engine", "model", "release", "status", "samples_done", "samples_total", "created_by",
+                    "created_at"]
+    list_filter = ["status", "engine"]
+    search_fields = ["name", "model", "reason"]
+    readonly_fields = ["summary", "selection", "contamination_report", "attempts", "lease_owner", "heartbeat_at",
+                       "celery_task_id", "started_at", "finished_at"]
+
+
+@admin.register(ModelEvaluationProblem)
+class ModelEvaluationProblemAdmin(admin.ModelAdmin):
+    list_display = ["evaluation", "key", "passed", "attempts", "infra_errors", "contaminated"]
+    list_filter = ["contaminated"]
+    search_fields = ["key"]

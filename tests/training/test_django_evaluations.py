@@ -228,3 +228,38 @@ def test_the_pass_rates_leave_infrastructure_errors_out_of_the_attempts(release:
     evaluation = _run(_evaluation(release, trainer, k=2), FakeSource(always_right))
     ModelEvaluationProblem.objects.filter(evaluation=evaluation).update(attempts=1, infra_errors=1, passed=1)
     assert {r["attempts"] for r in selectors.model_evaluation_pass_rates(evaluation_id=evaluation.pk)} == {1}
+
+
+def test_a_run_checkpoint_is_evaluated_from_its_model_directory_with_the_runs_prompts(
+    release: Any, trainer: Any, settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import training.evaluate
+    from training import services
+    from training.models import Checkpoint
+    from training.services.evaluations_run import default_source
+
+    settings.RUNS_DIR = tmp_path / "runs"
+    run = services.run_create(name="r", config_dict={"model": "tiny", "dataset": {"release": "x.jsonl"},
+                                                      "prompt": {"system_prompt": "Be brief."}})
+    Checkpoint.objects.create(run=run, step=50, path="/ckpt/checkpoint-00000050")
+    evaluation = _evaluation(release, trainer, model="", run_id=run.pk, checkpoint_step=50)
+    assert evaluation.model == "/ckpt/checkpoint-00000050/model" and "run #" in evaluation.label
+    built: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    monkeypatch.setattr(training.evaluate, "make_source", lambda *a, **kw: built.append((a, kw)))
+    default_source(evaluation)
+    (args, kw), = built
+    assert args == ("transformers", "/ckpt/checkpoint-00000050/model") and kw["api_key"] is None
+    assert kw["prompt"].system_prompt == "Be brief."
+
+
+def test_a_checkpoint_the_run_does_not_have_is_refused_by_step(release: Any, trainer: Any, settings: Any,
+                                                                tmp_path: Path) -> None:
+    from django.core.exceptions import ValidationError
+
+    from training import services
+
+    settings.RUNS_DIR = tmp_path / "runs"
+    run = services.run_create(name="r", config_dict={"model": "tiny", "dataset": {"release": "x.jsonl"}})
+    with pytest.raises(ValidationError) as err:
+        _evaluation(release, trainer, model="", run_id=run.pk, checkpoint_step=7)
+    assert "no checkpoint at step 7" in str(err.value.message_dict["checkpoint_step"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -154,7 +155,7 @@ def model_evaluation_create(
                 steps = list(Checkpoint.objects.filter(run=run).values_list("step", flat=True))
                 errors["checkpoint_step"] = [f"run {run_id} has no checkpoint at step {checkpoint_step} (has {steps})"]
             else:
-                model = ckpt.path
+                model = str(Path(ckpt.path) / "model")  # training.checkpoint: weights + tokenizer live in model/
     elif checkpoint_step is not None:
         errors["run_id"] = ["a checkpoint step needs its run"]
     if not model and "run_id" not in errors and "checkpoint_step" not in errors:
@@ -223,8 +224,8 @@ def model_evaluation_can_cancel(*, evaluation: ModelEvaluation, user: Any) -> bo
 
 @transaction.atomic
 def model_evaluation_cancel(*, evaluation_id: int, user: Any) -> ModelEvaluation:
-    """Ask a job to stop: a queued one is cancelled at once, a running one after its current sample
-    (what it judged stays stored). A finished job is left as it is. Raises ``PermissionDenied`` for
+    """Ask a job to stop: a queued one is cancelled at once, a running one once the sample being stored
+    next has been stored (at the latest after the batch in flight; what it judged stays stored). A finished job is left as it is. Raises ``PermissionDenied`` for
     anyone but the creator or an admin."""
     evaluation = ModelEvaluation.objects.select_for_update().get(pk=evaluation_id)
     if not model_evaluation_can_cancel(evaluation=evaluation, user=user):

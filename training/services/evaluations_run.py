@@ -131,10 +131,20 @@ def default_source(evaluation: ModelEvaluation) -> Any:
     """The core's model source; an endpoint's key comes from the worker's ``OPENAI_API_KEY``."""
     from training.evaluate import make_source
 
+    kw: dict[str, Any] = {}
+    if evaluation.is_local and evaluation.run_id is not None:
+        # A run's checkpoint is evaluated on the prompts it was trained with (chat template, system prompt).
+        from training.config import ConfigError, config_from_dict
+
+        try:
+            kw["prompt"] = config_from_dict(dict(evaluation.run.config)).prompt  # type: ignore[union-attr]
+        except (ConfigError, TypeError, ValueError):
+            log.warning("model evaluation %s: run %s has an unreadable config; default prompts", evaluation.pk,
+                        evaluation.run_id)
     api_key = (os.environ.get("OPENAI_API_KEY") or getattr(settings, "OPENAI_API_KEY", "")) or None
     return make_source(
         evaluation.engine, evaluation.model, base_url=evaluation.base_url or None,
-        api_key=api_key if evaluation.engine == "openai" else None,
+        api_key=api_key if evaluation.engine == "openai" else None, **kw,
     )
 
 
