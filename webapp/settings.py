@@ -263,8 +263,6 @@ FILE_UPLOAD_HANDLERS = [
     "django.core.files.uploadhandler.MemoryFileUploadHandler",
     "curation.upload_limits.LimitedTemporaryFileUploadHandler",  # an oversized upload never fills the disk
 ]
-SCORING_TASK_TIME_LIMIT = env_int("SCORING_TASK_TIME_LIMIT", 6 * 3600, minimum=1)
-SCORING_CONCURRENCY = env_int("SCORING_CONCURRENCY", 8, minimum=1)  # openai requests in flight per job
 # Tasks ack late (acks_late), so Redis holds every message a worker took until the task ends. A message
 # whose worker died (SIGKILL, OOM, node loss) is redelivered once it is older than visibility_timeout,
 # at the next sweep of unacknowledged messages (a worker sweeps when it starts and then every
