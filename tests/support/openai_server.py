@@ -23,7 +23,8 @@ Contract:
 - ``delay_s`` sleeps before answering, so a client timeout can be provoked; the server survives the
   client hanging up.
 - A responder that raises answers 500 with the exception text (a test sees it instead of a hang).
-- ``requests`` is every chat body received, in arrival order (appended under a lock);
+- ``requests`` is every chat body received, in arrival order (appended under a lock), ``headers``
+  the HTTP headers of each, names lower-cased (``authorization`` ...);
   ``max_in_flight`` is the largest number of chat requests being answered at the same time, which is
   how a test proves a client's concurrency bound.
 
@@ -119,7 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(400, _error_body(400, f"request body is not JSON: {exc}"))
             return
         owner = self.server.owner
-        call_number = owner._arrive(body)
+        call_number = owner._arrive(body, {k.lower(): v for k, v in self.headers.items()})
         try:
             self._answer(body, call_number)
         finally:
@@ -213,6 +214,7 @@ class FakeOpenAIServer:
         self.responder = responder
         self.models = tuple(models)
         self.requests: list[dict] = []
+        self.headers: list[dict[str, str]] = []  # HTTP headers (names lower-cased) of each chat request
         self.max_in_flight = 0
         self._in_flight = 0
         self._calls = 0
@@ -223,9 +225,10 @@ class FakeOpenAIServer:
         self.base_url = ""
 
     # --- bookkeeping (called from handler threads) ---
-    def _arrive(self, body: dict) -> int:
+    def _arrive(self, body: dict, headers: dict[str, str]) -> int:
         with self._lock:
             self.requests.append(body)
+            self.headers.append(headers)
             number = self._calls
             self._calls += 1
             self._in_flight += 1

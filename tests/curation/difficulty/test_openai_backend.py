@@ -166,3 +166,9 @@ def test_it_refuses_to_start_without_a_model(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.delenv("DIFFICULTY_MODEL", raising=False)
     with pytest.raises(ValueError, match="DIFFICULTY_MODEL"):
         get_scorer("openai", base_url="http://127.0.0.1:9/v1")
+
+
+def test_it_authenticates_with_the_configured_key() -> None:
+    with FakeOpenAIServer(lambda body, n: Reply(content=answer())) as srv:
+        make(srv, api_key="sekret").score_sample(PROBLEM, index=0)
+    assert srv.headers[0]["authorization"] == "Bearer sekret"
