@@ -233,3 +233,31 @@ def test_the_socket_sends_a_snapshot_on_join_then_forwards_progress(viewer: Any,
 def test_the_socket_refuses_an_outsider_and_an_unknown_evaluation(viewer: Any, outsider: Any) -> None:
     assert _connect_and_read(424242, viewer) == 4403
     assert _connect_and_read(424242, outsider) == 4403
+
+
+def test_the_run_page_links_its_newest_checkpoint_to_a_preselected_form(
+    client_as: Any, trainer: Any, settings: Any, tmp_path: Path
+) -> None:
+    from training import services
+    from training.models import Checkpoint
+
+    settings.RUNS_DIR = tmp_path / "runs"
+    run = services.run_create(name="r", config_dict={"model": "tiny", "dataset": {"release": "x.jsonl"}})
+    for step in (10, 20):
+        Checkpoint.objects.create(run=run, step=step, path=f"/ckpt/checkpoint-{step}")
+    client = client_as(trainer)
+    assert f"{BASE}new/?run={run.pk}" in client.get(f"/training/runs/{run.pk}/").content.decode()
+    form = client.get(f"{BASE}new/?run={run.pk}").content.decode()
+    assert f'<option value="{run.pk}:20" selected>' in form and 'value="checkpoint" checked' in form
+
+
+def test_a_job_whose_every_sample_was_an_infrastructure_error_still_shows_the_error_rate(
+    client_as: Any, viewer: Any, trainer: Any, release: Any
+) -> None:
+    evaluation = _finished(release, trainer, "double")
+    ModelEvaluation.objects.filter(pk=evaluation.pk).update(summary={
+        "k": 2, "problems": 4, "pass@1": None, "pass@k": None, "ci95": {"pass@1": None, "pass@k": None},
+        "infra_error_rate": 1.0,
+    })
+    page = client_as(viewer).get(f"{BASE}{evaluation.pk}/").content.decode()
+    assert "Infra error rate" in page and "1.000" in page
