@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -86,11 +87,12 @@ def throughput(n_problems: int, concurrency: int) -> None:
         # warm-up (connection pool, imports) outside the measured window
         list(score_problems(problems[:64], scorer, samples=3, concurrency=concurrency))
         before = scorer.usage  # type: ignore[attr-defined]
-        start = time.perf_counter()
+        start, cpu_start, server_start = time.perf_counter(), time.process_time(), _cpu_s(proc.pid)
         errors = sum(
             bool(r.error) for r in score_problems(problems, scorer, samples=3, concurrency=concurrency)
         )
         elapsed = time.perf_counter() - start
+        client_cpu, server_cpu = time.process_time() - cpu_start, _cpu_s(proc.pid) - server_start
         usage = scorer.usage  # type: ignore[attr-defined]
     finally:
         proc.kill()
@@ -102,10 +104,23 @@ def throughput(n_problems: int, concurrency: int) -> None:
         f"errors {errors}, retries {usage.retries - before.retries}, "
         f"tokens {usage.total_tokens - before.total_tokens:,}"
     )
+    # The wall-clock rate depends on what else the shared cores run; CPU seconds per problem do not:
+    # one free core per side would sustain 1 / (CPU s per problem) problems/s.
+    print(
+        f"    CPU per problem: client {1000 * client_cpu / n_problems:.2f} ms, "
+        f"server {1000 * server_cpu / n_problems:.2f} ms -> with one free core each: "
+        f"{n_problems / max(client_cpu, server_cpu):.0f} problems/s"
+    )
     print(
         f"    ratio to the 50 problems/s target: {rate / TARGET_PROBLEMS_PER_S:.2f}x "
         f"({'met' if rate >= TARGET_PROBLEMS_PER_S else 'NOT met'})"
     )
+
+
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of another process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _spearman(x: list[float], y: list[float]) -> float:
