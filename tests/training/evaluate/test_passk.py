@@ -70,3 +70,22 @@ def test_infrastructure_errors_are_reported_apart_and_never_count_as_failures() 
     assert s["pass@1"] == pytest.approx(1.0)  # a: 2 of 2 judged; b (all IE) left out of the mean
     assert s["judged_problems"] == 1 and s["problems"] == 2
     assert s["infra_errors"] == 6 and s["infra_error_rate"] == pytest.approx(6 / 8)
+
+
+def test_settings_round_trip_through_json_safe_dicts() -> None:
+    from datetime import date
+
+    from training.evaluate import EvalSettings
+
+    s = EvalSettings(k=8, temperature=1.0, after=date(2025, 2, 1), checker="strict")
+    assert s.to_dict()["after"] == "2025-02-01"
+    assert EvalSettings.from_dict(s.to_dict()) == s
+
+
+def test_settings_name_the_bad_field() -> None:
+    from training.evaluate import EvalSettings
+
+    with pytest.raises(ValueError, match="top_p"):
+        EvalSettings(top_p=0)
+    with pytest.raises(ValueError, match="unknown evaluation setting"):
+        EvalSettings.from_dict({"kk": 1})
