@@ -22,11 +22,13 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from curation.importers import ParsedRow, get_importer
+from curation.importers.limits import MIB, ReadLimits, limits_applied
 from curation.models import ImportBatch, ImportStatus
 from curation.records import ProblemRecord
 from curation.services.import_text import record_text_problem, report_text
@@ -41,8 +43,8 @@ from curation.services.import_writes import (
 from webapp.realtime import IMPORT_PROGRESS, import_group, publish_on_commit
 
 __all__ = [
-    "ChunkResult", "failure_message", "import_batch_finish", "problem_fields", "problem_import", "record_dicts",
-    "validate_record",
+    "ChunkResult", "failure_message", "import_batch_finish", "import_read_limits", "problem_fields", "problem_import",
+    "record_dicts", "validate_record",
 ]
 
 log = logging.getLogger(__name__)
@@ -54,6 +56,18 @@ MAX_REPORTED_ERRORS = 1000
 _INT32 = 2**31 - 1
 #: (field, max length) of the text columns a record must fit; longer values are rejected, not cut.
 _MAX_LENGTHS = (("external_id", 255), ("fn_name", 255), ("difficulty", 64), ("url", 1000), ("license", 255))
+
+
+def import_read_limits() -> ReadLimits:
+    """The configured bounds of one import (settings ``IMPORT_MAX_*``, see the README)."""
+    return ReadLimits(
+        max_decompressed_bytes=int(settings.IMPORT_MAX_DECOMPRESSED_MB) * MIB,
+        max_ratio=float(settings.IMPORT_MAX_COMPRESSION_RATIO),
+        max_row_bytes=int(settings.IMPORT_MAX_ROW_MB) * MIB,
+        max_entries=int(settings.IMPORT_MAX_ARCHIVE_ENTRIES),
+        max_depth=int(settings.IMPORT_MAX_ARCHIVE_DEPTH),
+        max_seconds=float(settings.IMPORT_UNPACK_TIME_LIMIT_S),
+    )
 
 
 def problem_import(
@@ -92,8 +106,9 @@ def problem_import(
     batch.save()
     state = ImportState()
     try:
-        for chunk in _chunks(importer.parse(path), batch_size):
-            _import_chunk(chunk, batch, state)
+        with limits_applied(import_read_limits()):  # every import, uploaded or from the command line
+            for chunk in _chunks(importer.parse(path), batch_size):
+                _import_chunk(chunk, batch, state)
     except Exception as exc:  # noqa: BLE001 - any reader failure ends the batch; it is reported, not raised
         log.exception("import #%s of %s failed", batch.pk, path)
         message = f"could not read {path.name} as {format} past row {batch.total_rows}: {failure_message(batch, exc)}"

@@ -26,11 +26,16 @@ from django.db.models import Q
 from django.utils import timezone
 
 from curation.importers import FORMATS, detect_format
-from curation.importers.limits import MIB, LimitExceeded, ReadLimits, limits_applied
+from curation.importers.limits import MIB, LimitExceeded, limits_applied
 from curation.models import ImportBatch, ImportStatus, Problem
 from curation.services.archives import ArchiveError, unpack_zip
 from curation.services.checks import problems_check_constraints
-from curation.services.imports import DEFAULT_BATCH_SIZE, import_batch_finish, problem_import
+from curation.services.imports import (
+    DEFAULT_BATCH_SIZE,
+    import_batch_finish,
+    import_read_limits,
+    problem_import,
+)
 from curation.services.normalization import problems_normalize
 
 log = logging.getLogger(__name__)
@@ -45,18 +50,6 @@ class UploadError(ValueError):
 
 def upload_dir() -> Path:
     return Path(settings.MEDIA_ROOT) / "imports"
-
-
-def import_read_limits() -> ReadLimits:
-    """The configured bounds of one import (settings ``IMPORT_MAX_*``, see the README)."""
-    return ReadLimits(
-        max_decompressed_bytes=int(settings.IMPORT_MAX_DECOMPRESSED_MB) * MIB,
-        max_ratio=float(settings.IMPORT_MAX_COMPRESSION_RATIO),
-        max_row_bytes=int(settings.IMPORT_MAX_ROW_MB) * MIB,
-        max_entries=int(settings.IMPORT_MAX_ARCHIVE_ENTRIES),
-        max_depth=int(settings.IMPORT_MAX_ARCHIVE_DEPTH),
-        max_seconds=float(settings.IMPORT_UNPACK_TIME_LIMIT_S),
-    )
 
 
 def import_batch_create(
