@@ -16,7 +16,10 @@ from .sandbox_config import SandboxConfig
 
 logger = logging.getLogger("evaluator.sandbox")
 
-_ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
+# CAP_SYS_PTRACE only lets the worker read the solution's smaps_rollup and open descriptors (memory
+# accounting of processes under another uid); runners drop every capability when they switch uid.
+_ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
+              "CAP_SYS_PTRACE")
 _detect_lock = threading.Lock()
 _bwrap_state: dict[str, tuple[bool, str]] = {}
 _warned: set[str] = set()

@@ -11,6 +11,35 @@ import os
 import signal
 from typing import Any
 
+#: reply fields a runner may send besides ``status`` (all text) and ``parts`` (sizes of the blob)
+_TEXT_FIELDS = ("message", "exc", "code", "unencodable")
+_MAX_FIELD = 4096
+
+
+def clean_text(value: str) -> str:
+    """``value`` as text every consumer accepts: lone surrogates and NULs become backslash escapes."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+def checked_reply(reply: dict[str, Any]) -> dict[str, Any] | None:
+    """A runner's reply with clean text fields, or None when it is not one a runner sends (the runner's
+    socket is reachable by the solution, so a forged frame must not reach the verdict logic)."""
+    status = reply.get("status")
+    if not isinstance(status, str) or len(status) > 64:
+        return None
+    out: dict[str, Any] = {"status": clean_text(status)}
+    for key, value in reply.items():
+        if key == "status":
+            continue
+        if key == "parts":
+            if not (isinstance(value, list) and all(type(n) is int and n >= 0 for n in value)):
+                return None
+        elif key not in _TEXT_FIELDS or not isinstance(value, str) or len(value) > _MAX_FIELD:
+            return None
+        else:
+            out[key] = clean_text(value)
+    return out
+
 
 def death(outcome: dict[str, Any], limits: dict[str, Any], call_like: bool) -> dict[str, Any]:
     """Classify a runner that died or was killed (facts from the kernel, not from the solution)."""
@@ -18,6 +47,9 @@ def death(outcome: dict[str, Any], limits: dict[str, Any], call_like: bool) -> d
         return {"status": "OLE", "message": "result larger than the output limit"}
     if outcome.get("garbled"):
         return {"status": "RE", "message": "the solution wrote garbage on the judge's channel"}
+    if outcome["killed"] == "memory":
+        return {"status": "MLE", "message": "memory limit exceeded (all processes, shared memory and memfds "
+                                            "of the solution together)"}
     if outcome["killed"]:
         return {"status": "TLE", "message": f"{outcome['killed']} time limit exceeded"}
     status = outcome.get("status")
@@ -63,6 +95,8 @@ def test_reply(outcome: dict[str, Any], kind: str, limits: dict[str, Any], out_l
     if out_len > limits["output_limit"] or len(outcome["blob"]) > limits["output_limit"] \
             or outcome.get("oversize"):
         return {"status": "OLE", "message": "output limit exceeded"}
+    if outcome["killed"] == "memory":
+        return death(outcome, limits, call_like=kind != "stdin")
     if outcome["cpu_s"] > limits["time_limit_s"]:
         return {"status": "TLE", "message": "cpu time limit exceeded"}
     reply = outcome["reply"]

@@ -44,6 +44,8 @@ class RunnerHandle:
         self.pidfd = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else -1
         self.status: int | None = None
         self.rusage: Any = None
+        #: the runner's own memory when it became ready (see _account.Usage)
+        self.memory_base = 0
 
     def poll_dead(self) -> bool:
         if self.status is not None:

@@ -29,22 +29,25 @@ import time
 from typing import Any
 
 if __package__:
-    from . import _programs
+    from . import _programs, calls
     from . import _protocol as proto
-    from . import calls
-    from ._outcomes import load_reply, test_reply
-    from ._procs import RunnerHandle, _proc_cpu_s, _read_fd
+    from ._account import Usage, has_ipc, process_memory, remove_ipc
+    from ._outcomes import checked_reply, load_reply, test_reply
+    from ._procs import RunnerHandle, _read_fd
     from ._runner import _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _prctl, runner_entry
 else:  # running as a script inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _programs  # type: ignore[no-redef]
     import _protocol as proto  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
-    from _outcomes import load_reply, test_reply  # type: ignore[no-redef]
-    from _procs import RunnerHandle, _proc_cpu_s, _read_fd  # type: ignore[no-redef]
+    from _account import Usage, has_ipc, process_memory, remove_ipc  # type: ignore[no-redef]
+    from _outcomes import checked_reply, load_reply, test_reply  # type: ignore[no-redef]
+    from _procs import RunnerHandle, _read_fd  # type: ignore[no-redef]
     from _runner import _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _prctl, runner_entry  # type: ignore[no-redef]
 
 _PR_SET_CHILD_SUBREAPER = 36
+#: how often the memory of a running solution is measured (also at the end of every test)
+_MEMORY_EVERY_S = 0.05
 _STDERR_TAIL = 4096
 
 
@@ -105,6 +108,64 @@ class Worker:
         except OSError:
             return []
 
+    def _solution_pids(self) -> list[int]:
+        """Every process of the running solution (the runner first)."""
+        runner = self.runner.pid if self.runner is not None else -1
+        if self.in_pid_ns:
+            pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
+        else:
+            pids = self._tree(os.getpid())
+        if self.cfg.get("drop_uid"):  # checker programs run under other uids: not the solution's
+            pids = [p for p in pids if p == runner or _real_uid(p) == self.cfg["uid"]]
+        return sorted(pids, key=lambda p: p != runner)
+
+    @staticmethod
+    def _tree(root: int) -> list[int]:
+        """Descendants of ``root`` (rlimit fallback, where the whole /proc is the host's)."""
+        out: list[int] = []
+        todo = [root]
+        while todo:
+            pid = todo.pop()
+            try:
+                tasks = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for task in tasks:
+                try:
+                    with open(f"/proc/{pid}/task/{task}/children") as fh:
+                        kids = [int(k) for k in fh.read().split()]
+                except OSError:
+                    continue
+                out += kids
+                todo += kids
+        return out
+
+    def _shm_uid(self) -> int | None:
+        """Whose System V segments are the solution's: all of our private IPC namespace (None), else the
+        runner's uid; -1 (none) when the runner shares the judge's uid on the host."""
+        if self.in_pid_ns:
+            return None
+        return self.cfg["uid"] if self.cfg.get("drop_uid") else -1
+
+    def _clean_ipc(self) -> None:
+        """Remove the System V IPC objects the solution left (the next one must not see them). Removing
+        needs the owner's uid, so a child switches to the runner's uid first."""
+        uid = self._shm_uid()
+        if uid == -1 or not has_ipc(uid):
+            return
+        if not self.cfg.get("drop_uid"):
+            remove_ipc(uid)
+            return
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setresgid(self.cfg["gid"], self.cfg["gid"], self.cfg["gid"])
+                os.setresuid(self.cfg["uid"], self.cfg["uid"], self.cfg["uid"])
+                remove_ipc(self.cfg["uid"])
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+
     def _kill_uid(self) -> None:
         """Fallback mode only: kill everything owned by the runner's uid (escapes via setsid)."""
         if self.in_pid_ns or not self.cfg.get("drop_uid"):
@@ -125,6 +186,7 @@ class Worker:
             self.runner = None
         self._kill_uid()
         self._kill_strays(None)
+        self._clean_ipc()
 
     def _wipe(self) -> None:
         for name in os.listdir(self.root):
@@ -149,62 +211,64 @@ class Worker:
             runner_entry(child_sock, self.cfg, self.sol, self.prelude)
         child_sock.close()
         self.runner = RunnerHandle(pid, parent_sock)
+        self.runner.memory_base = process_memory(pid)
         limit = self.sol["limits"]["load_limit_s"]
         outcome = self._await(limit, limit)
+        if self.runner is not None and not outcome["dead"]:
+            self.runner.memory_base = process_memory(pid)
         if outcome["reply"] is None or outcome["reply"].get("status") != "ready":
             self._stop_runner()
         return outcome
 
-    def _await(self, cpu_limit: float, wall_limit: float) -> dict[str, Any]:
+    def _await(self, cpu_limit: float, wall_limit: float,
+               own_files: frozenset[tuple[int, int]] = frozenset()) -> dict[str, Any]:
         """Wait for the runner's next reply under the limits. Returns ``{"reply", "blob", "cpu_s",
-        "wall_s", "killed" (None / "cpu" / "wall"), "dead" (bool)}``."""
+        "wall_s", "killed" (None / "cpu" / "wall" / "memory" / ...), "dead" (bool)}``. CPU and memory are
+        those of the whole solution (:mod:`_account`), measured while it runs and once more at the end."""
         runner = self.runner
-        assert runner is not None
+        assert runner is not None and self.sol is not None
         start = time.monotonic()
-        cpu0 = _proc_cpu_s(runner.pid)
+        usage = Usage(runner, self._solution_pids, self._shm_uid(), own_files, runner.memory_base)
+        memory_limit = self.sol["limits"]["memory_mb"] << 20
         poller = select.poll()
         poller.register(runner.sock.fileno(), select.POLLIN)
         if runner.pidfd >= 0:
             poller.register(runner.pidfd, select.POLLIN)
         out: dict[str, Any] = {"reply": None, "blob": b"", "killed": None, "dead": False}
-        max_blob = 2 * self.sol["limits"]["output_limit"] + (1 << 20) if self.sol else proto.MAX_BLOB
+        max_blob = 2 * self.sol["limits"]["output_limit"] + (1 << 20)
+        last_memory = start
         while True:
             now = time.monotonic()
-            helpers = [p for p in self._descendants() if p != runner.pid]
-            # The limit is on the whole solution: processes it forked and never waited for count too
-            # (each process's own stat covers the children it reaped, so nothing is counted twice).
-            cpu = _proc_cpu_s(runner.pid) + sum(_proc_cpu_s(p) for p in helpers) - cpu0
+            cpu = usage.cpu()
             if cpu > cpu_limit:
                 out["killed"] = "cpu"
                 break
             if now - start > wall_limit:
                 out["killed"] = "wall"
                 break
-            step = min(wall_limit - (now - start), max(cpu_limit - cpu, 0.005)) + 0.002
-            if helpers:  # several processes spend the remaining CPU budget faster than wall time
+            if usage.helpers or now - last_memory >= _MEMORY_EVERY_S:
+                last_memory = now
+                if usage.memory() > memory_limit:
+                    out["killed"] = "memory"
+                    break
+            step = min(wall_limit - (now - start), max(cpu_limit - cpu, 0.005), _MEMORY_EVERY_S) + 0.002
+            if usage.helpers:  # several processes spend the remaining CPU budget faster than wall time
                 step = min(step, 0.02)
             if runner.pidfd < 0:
                 step = min(step, 0.01)
             events = poller.poll(step * 1000)
             if any(fd == runner.sock.fileno() for fd, _ in events):
-                try:
-                    out["reply"], out["blob"], _ = proto.recv(runner.sock, start + wall_limit + 0.05,
-                                                              max_blob=max_blob)
-                except proto.PeerTimeout:
-                    out["killed"] = "wall"
-                except proto.FrameTooLarge:
-                    out["killed"], out["oversize"] = "oversize", True
-                except proto.PeerClosed:
-                    out["dead"] = True
-                except proto.ProtocolError:
-                    # the runner's socket is reachable by the solution: garbage on it is the
-                    # solution's doing, so kill the runner (waiting would let it hang the worker)
-                    out["killed"], out["garbled"] = "protocol", True
+                self._receive(runner, start + wall_limit + 0.05, max_blob, out)
                 break
             if events or (runner.pidfd < 0 and runner.poll_dead()):
                 out["dead"] = True
                 break
-        out["cpu_s"] = max(0.0, _proc_cpu_s(runner.pid) - cpu0)
+        if not out["killed"]:  # helpers may still hold memory or have spent CPU since the last sample
+            if usage.memory() > memory_limit:
+                out["killed"] = "memory"
+            elif usage.cpu() > cpu_limit:
+                out["killed"] = "cpu"
+        out["cpu_s"] = max(usage.cpu(), 0.0)
         out["wall_s"] = time.monotonic() - start
         if out["killed"]:
             runner.kill()
@@ -213,10 +277,30 @@ class Worker:
             runner.wait_dead()
         if out["dead"]:
             if runner.rusage is not None:
-                out["cpu_s"] = max(out["cpu_s"], runner.rusage.ru_utime + runner.rusage.ru_stime - cpu0)
+                out["cpu_s"] = max(out["cpu_s"], runner.rusage.ru_utime + runner.rusage.ru_stime - usage.cpu0)
             out["status"] = runner.status
             out["rss_kb"] = runner.rusage.ru_maxrss if runner.rusage is not None else 0
         return out
+
+    @staticmethod
+    def _receive(runner: RunnerHandle, deadline: float, max_blob: int, out: dict[str, Any]) -> None:
+        """Read the runner's reply into ``out``. The socket is reachable by the solution, so anything
+        that is not exactly one well-formed reply is the solution's doing: the runner is killed (RE)."""
+        try:
+            out["reply"], out["blob"], _ = proto.recv(runner.sock, deadline, max_blob=max_blob)
+        except proto.PeerTimeout:
+            out["killed"] = "wall"
+        except proto.FrameTooLarge:
+            out["killed"], out["oversize"] = "oversize", True
+        except proto.PeerClosed:
+            out["dead"] = True
+        except proto.ProtocolError:
+            out["killed"], out["garbled"] = "protocol", True
+        else:
+            out["reply"] = checked_reply(out["reply"])
+            if out["reply"] is None or _pending(runner.sock):
+                out["reply"], out["blob"] = None, b""
+                out["killed"], out["garbled"] = "protocol", True
 
     # --------------------------------------------------------------------------------- requests
     def op_load(self, header: dict[str, Any], code: bytes) -> None:
@@ -255,7 +339,8 @@ class Worker:
             try:
                 proto.send(self.runner.sock, {"op": "test", "kind": kind}, [data] if kind != "stdin" else [],
                            fds=fds)
-                outcome = self._await(limits["time_limit_s"], limits["wall_limit_s"])
+                own = frozenset((st.st_dev, st.st_ino) for st in map(os.fstat, fds))
+                outcome = self._await(limits["time_limit_s"], limits["wall_limit_s"], own)
             except OSError:
                 self.runner.kill()
                 outcome = {"reply": None, "blob": b"", "killed": None, "dead": True, "cpu_s": 0.0,
@@ -306,6 +391,22 @@ class Worker:
             else:
                 break
         self._stop_runner()
+
+
+def _real_uid(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return -1
+
+
+def _pending(sock: socket.socket) -> bool:
+    """Whether more bytes wait on ``sock`` (a runner sends exactly one reply per request)."""
+    return bool(select.select([sock], [], [], 0)[0])
 
 
 def main(argv: list[str]) -> int:
