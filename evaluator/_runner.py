@@ -28,9 +28,10 @@ import traceback
 from typing import Any
 
 if __package__:
+    from . import _programs, calls
     from . import _protocol as proto
-    from . import calls
 else:  # imported by _worker.py inside the sandbox
+    import _programs  # type: ignore[no-redef]
     import _protocol as proto  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
 
@@ -118,6 +119,7 @@ class Runner:
         self.prelude = prelude
         self.code: Any = None
         self.ns: dict[str, Any] = {}
+        self.native = -1  # memfd of a compiled solution's executable
 
     def setup(self) -> None:
         os.setsid()
@@ -165,6 +167,10 @@ class Runner:
 
     def prepare(self) -> None:
         """Compile (and in call mode execute) the solution; reply ``ready`` or its failure."""
+        if self.sol["mode"] == "exec":  # a compiled C/C++ solution: keep the executable, run it per test
+            self.native = _programs.binary_fd(self.sol["code"])
+            self.reply({"status": "ready"})
+            return
         try:
             self.code = compile(self.sol["code"], "solution.py", "exec", dont_inherit=True)
         except MemoryError:
@@ -265,6 +271,8 @@ class Runner:
 
     def _execute(self, kind: str, data: bytes) -> tuple[dict[str, Any], list[bytes]]:
         # a separate frame so the solution's globals are freed before the reply is built
+        if kind == "stdin" and self.native >= 0:
+            return _programs.run_binary(self.native, self.sol["limits"], self.sol["workdir"]), []
         if kind == "stdin":
             g = {"__name__": "__main__", "__builtins__": builtins, "__file__": "solution.py"}
             try:

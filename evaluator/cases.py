@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import calls
+from . import calls, checkers
 from .compare import Checker, compare_output, compare_value, parse_checker
 from .config import JudgeConfig
 
@@ -73,6 +73,11 @@ class Case:
         self.mode = "stdin"
         self.fn_name: str | None = None
         self.checker = Checker()
+        self.language = "python"  # python | c | cpp (evaluator.checkers.configure_case)
+        self.program: checkers.ProgramChecker | None = None  # a {"kind": "program"} checker
+        self.program_bytes = b""
+        self.interactive = False
+        self.passes = 1
         self.limits = config.limits(config.time_limit_s, config.memory_mb)
         self.deadline_s = config.solution_time_limit_s
         try:
@@ -90,7 +95,12 @@ class Case:
             raise InvalidCase("'code' (the solution's source) is missing")
         self.code = raw["code"]
         try:
-            self.checker = parse_checker(raw.get("checker"))
+            checkers.configure_case(self, raw)  # language, checker program, interaction
+        except ValueError as exc:
+            raise InvalidCase(str(exc)) from exc
+        try:
+            if self.program is None:
+                self.checker = parse_checker(raw.get("checker"))
         except (ValueError, TypeError) as exc:
             raise InvalidCase(f"checker: {exc}") from exc
         time_limit = _positive(raw.get("time_limit_s"), "time_limit_s", config.time_limit_s)
@@ -150,7 +160,8 @@ class Case:
         elapsed = 0.0 if self.started is None else (self.finished or time.monotonic()) - self.started
         out: dict[str, Any] = {"id": self.id, "verdict": "AC", "passed": passed, "total": len(self.tests),
                                "method": None, "tests": records, "elapsed_s": round(elapsed, 4),
-                               "sandbox": self.sandbox or None, "checker": self.checker.kind}
+                               "sandbox": self.sandbox or None,
+                               "checker": "program" if self.program else self.checker.kind}
         failing = next((r for r in records if r["status"] != "AC"), None)
         if self.final is not None:
             # OLE is a test status, not a verdict (DESIGN's set): an output flood is a runtime error
@@ -173,7 +184,10 @@ def evaluate_test(case: Case, test: CaseTest, reply: dict[str, Any], stdout: byt
     status = str(reply.get("status"))
     rec: dict[str, Any] = {"status": status, "time_s": reply.get("cpu_s", 0.0), "wall_s": reply.get("wall_s", 0.0)}
     if status == "OK":
-        if test.kind == "assert":
+        if reply.get("judged"):  # decided by a checker program or an interactive validator
+            rec.update(status="AC", method=reply["judged"], **({"message": reply["message"]}
+                                                                if reply.get("message") else {}))
+        elif test.kind == "assert":
             rec.update(status="AC", method="assert")
         elif test.kind == "stdin":
             if stdout == test.expected_bytes:

@@ -10,6 +10,9 @@
         and imply --checker icpc
     python -m evaluator compare --jsonl FILE
         each line {"id", "expected", "actual", "checker"?} -> {"id", "equal", "method"}
+    python -m evaluator package PACKAGE_DIR SUBMISSION_FILE [--language auto|python|c|cpp] [--all]
+        one JSON verdict for the submission judged against an ICPC/Kattis problem package folder
+        (evaluator.package: limits, validator flags, custom output validators, interactive problems)
 
 ``--all`` runs every test instead of stopping at the first failure. Exit status 2 means a usage error
 (unreadable file, bad flags); a verdict, even IE, is a successful run.
@@ -118,6 +121,14 @@ def _compare_line(line: str) -> dict[str, Any]:
         return {"id": ident, "equal": False, "method": None, "error": str(exc)}
 
 
+def _cmd_package(args: argparse.Namespace) -> int:
+    from .package import judge_package
+
+    _dump(judge_package(args.package, args.submission, args.language, stop_on_first_failure=not args.all),
+          sys.stdout)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m evaluator", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -137,6 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--checker", choices=("lenient", "strict", "icpc"), default=None)
     compare.add_argument("--jsonl", default=None, help="compare many pairs from a JSONL file")
     compare.set_defaults(func=_cmd_compare)
+    package = sub.add_parser("package", help="judge a submission against an ICPC/Kattis problem package")
+    package.add_argument("package", help="the problem package folder (problem.yaml, data/, ...)")
+    package.add_argument("submission", help="the submission's source file")
+    package.add_argument("--language", default="auto", help="auto (by file extension), python, c or cpp")
+    package.add_argument("--all", action="store_true", help="run every test instead of stopping at a failure")
+    package.set_defaults(func=_cmd_package)
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .cases import Case, evaluate_test
 from .config import JudgeConfig, default_config, usable_cores
+from .interactive import run_test
 from .sandbox import SandboxConfig, SandboxError, WorkerProcess
 
 
@@ -137,12 +138,12 @@ class Slot:
                 return
             test = case.tests[index]
             try:
-                reply, stdout, stderr, result = self.worker.run(test.kind, test.payload, case.limits)
+                reply, stdout, stderr, result = run_test(self.worker, case, test)
             except SandboxError:
                 try:  # the retry re-loads the solution on a fresh worker
                     self._ensure_loaded(case)
                     assert self.worker is not None
-                    reply, stdout, stderr, result = self.worker.run(test.kind, test.payload, case.limits)
+                    reply, stdout, stderr, result = run_test(self.worker, case, test)
                 except SandboxError as exc:
                     message = f"sandbox failure: {exc}"
                     case.record(index, {"index": index, "status": "IE", "message": message, "time_s": 0.0,

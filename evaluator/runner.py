@@ -45,6 +45,7 @@ from dataclasses import replace
 from typing import Any
 
 from .cases import Case
+from .checkers import prepare_cases
 from .config import JudgeConfig, default_config, usable_cores
 from .pool import Batch, JudgePool, get_pool, shutdown_pools
 
@@ -67,8 +68,9 @@ def judge_batch(cases: Sequence[Mapping[str, Any]], *, workers: int | None = Non
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
     states = [Case(raw, config, stop_on_first_failure) for raw in cases]
-    runnable = [s for s in states if s.final is None]
     limit = workers or config.workers or usable_cores()
+    prepare_cases(states, config.sandbox, limit)  # C/C++ solutions and checker programs, once per source
+    runnable = [s for s in states if s.final is None]
     if runnable:
         pool = get_pool(config, limit)
         parts = max(1, math.ceil(limit / len(runnable)))

@@ -12,16 +12,22 @@ A package ->
   ``problem.{md,tex,html}``, then any language; LaTeX and HTML are converted to markdown-ish text.
 - tests: ``data/sample/*.in`` + ``.ans`` -> public, ``data/secret/**/*.in`` + ``.ans`` -> private, in
   path order.
-- ``submissions/accepted/*.py`` -> reference solutions (Python 3).
+- ``submissions/accepted/*.{py,c,cpp,cc,cxx}`` -> reference solutions (language from the extension).
+- a custom output validator (``output_validators/<name>/``, ``output_validators/*``, 2023-07
+  ``output_validator/``) -> ``checker = {"kind": "program", "protocol": "icpc", "language", "sources",
+  "args"}`` (``evaluator.package.validator_checker``; the flags become its arguments) plus
+  ``"interactive": true`` for interactive problems (``validation: custom interactive``, ``type:
+  interactive`` or ``.interaction`` files; ``.ans`` files optional) and ``"passes": N`` for multi-pass
+  ones (``limits.validation_passes``, default 2). Symbolic links in ``data/`` are followed.
 - the default output validator's flags -> ``checker = {"kind": "icpc", ...}`` with ``case_sensitive``
   / ``space_change_sensitive`` (true when given) and ``float_tolerance`` /
   ``float_absolute_tolerance`` / ``float_relative_tolerance`` (numbers). Flags come from
   ``validator_flags`` in ``problem.yaml`` or ``output_validator_flags``/``output_validator_args`` in
   ``data/testdata.yaml``.
 
-Rejected with a reason: interactive or multi-pass problems (``.interaction`` files, ``validation:
-custom interactive``, ``type: interactive``), custom output validators, unknown validator flags, a
-``.in`` without its ``.ans``, a missing statement or an unreadable ``problem.yaml``.
+Rejected with a reason: a custom validator or interactive problem without validator sources, unknown
+default-validator flags, a ``.in`` without its ``.ans`` (except interactive problems), a missing
+statement or an unreadable ``problem.yaml``.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ import yaml
 from curation.importers.base import ICPC_FLAG_TYPES, ParsedRow, RowRejected, convert_one
 from curation.importers.text import clean_code, clean_statement, clean_test_text, latex_to_text
 from curation.records import ProblemRecord, SolutionRecord, TestRecord
+from evaluator.languages import language_of_file
+from evaluator.package import problem_kind, validator_checker
+from evaluator.package import walk_inputs as package_walk
 
 DEFAULT_MEMORY_MB = 2048  # the problem package format's default
 DEFAULT_TIME_LIMIT_S = 2.0
@@ -159,13 +168,17 @@ def _statement(package: Path) -> tuple[str, str]:
     raise RowRejected("no statement (problem_statement/problem.en.tex|.md|.html)")
 
 
-def _test_pairs(folder: Path, *, public: bool, recursive: bool) -> list[TestRecord]:
+def _test_pairs(folder: Path, *, public: bool, recursive: bool, optional_answers: bool = False) -> list[TestRecord]:
     if not folder.is_dir():
         return []
-    inputs = sorted(folder.rglob("*.in") if recursive else folder.glob("*.in"))
+    inputs = sorted(package_walk(folder, recursive))  # symbolic links followed
     tests = []
     for inp in inputs:
         ans = inp.with_suffix(".ans")
+        if optional_answers and not ans.is_file():
+            tests.append(TestRecord(clean_test_text(inp.read_text(encoding="utf-8", errors="replace")), "",
+                                    public=public))
+            continue
         if not ans.is_file():
             raise RowRejected(f"{inp.relative_to(folder.parent.parent)} has no matching .ans")
         tests.append(
@@ -215,35 +228,40 @@ def _convert(package: Path) -> ProblemRecord:
     if not _is_package(package):
         raise RowRejected("no problem.yaml")
     meta = _read_yaml(package / "problem.yaml")
-    validation = str(meta.get("validation") or "default").strip().lower()
-    problem_type = str(meta.get("type") or "pass-fail").strip().lower()
-    if "interactive" in validation or "interactive" in problem_type or "multi-pass" in problem_type:
-        raise RowRejected("interactive problems are unsupported (the judge runs stdin/stdout only)")
+    custom, interactive, multi_pass = problem_kind(meta)
     data = package / "data"
-    if data.is_dir() and any(data.rglob("*.interaction")):
-        raise RowRejected("interactive problems are unsupported (.interaction files found)")
-    if validation.startswith("custom") or (package / "output_validator").is_dir():
-        raise RowRejected(
-            "custom output validators are unsupported; only the default validator can be judged"
-        )
+    interactive = interactive or (data.is_dir() and any(data.rglob("*.interaction")))
 
     testdata = _read_yaml(data / "testdata.yaml") if (data / "testdata.yaml").is_file() else {}
     raw_flags = meta.get("validator_flags")
     if raw_flags is None:
         raw_flags = testdata.get("output_validator_flags", testdata.get("output_validator_args"))
-    checker: dict[str, Any] = {"kind": "icpc", **parse_validator_flags(raw_flags)}
+    # a custom validator (or interactor) is stored as a checker program the judge compiles and runs
+    words = raw_flags.split() if isinstance(raw_flags, str) else [str(w) for w in raw_flags or []]
+    try:
+        checker: dict[str, Any] | None = validator_checker(package, words)
+    except ValueError as exc:  # evaluator.package.PackageError
+        raise RowRejected(str(exc)) from exc
+    if checker is None:
+        if custom or interactive:
+            raise RowRejected("the package needs a custom output validator but has no output_validator(s)/ sources")
+        checker = {"kind": "icpc", **parse_validator_flags(raw_flags)}
+    elif interactive or multi_pass:
+        limits_: dict[str, Any] = meta["limits"] if isinstance(meta.get("limits"), dict) else {}
+        passes = int(limits_.get("validation_passes") or 2) if multi_pass else 1
+        checker.update(interactive=interactive, passes=passes)
 
     statement, statement_file = _statement(package)
-    tests = _test_pairs(data / "sample", public=True, recursive=False)
-    tests += _test_pairs(data / "secret", public=False, recursive=True)
+    tests = _test_pairs(data / "sample", public=True, recursive=False, optional_answers=interactive)
+    tests += _test_pairs(data / "secret", public=False, recursive=True, optional_answers=interactive)
     accepted = package / "submissions" / "accepted"
     solutions = (
         [
             SolutionRecord(
-                code=clean_code(p.read_text(encoding="utf-8", errors="replace")), language="python"
+                code=clean_code(p.read_text(encoding="utf-8", errors="replace")), language=language_of_file(p)
             )
-            for p in sorted(accepted.glob("*.py"))
-            if p.is_file()
+            for p in sorted(accepted.iterdir())
+            if p.is_file() and p.suffix.lower() in (".py", ".c", ".cpp", ".cc", ".cxx")
         ]
         if accepted.is_dir()
         else []

@@ -70,21 +70,24 @@ def test_a_latex_statement_is_converted_without_its_comments() -> None:
     )
 
 
-def test_an_interactive_package_is_a_row_error_and_the_others_still_import(tmp_path: Path) -> None:
+def test_an_interactive_package_without_a_validator_is_a_row_error_and_the_others_still_import(
+    tmp_path: Path,
+) -> None:
     root = _copy(tmp_path)
     (root / "hello" / "data" / "sample" / "1.interaction").write_text("<1\n>2\n")
     rows = parse_all("icpc", root)
     assert rows[0].record is not None
     assert (
-        str(rows[1].error) == "row 2 (hello): interactive problems are unsupported (.interaction files found)"
+        str(rows[1].error)
+        == "row 2 (hello): the package needs a custom output validator but has no output_validator(s)/ sources"
     )
 
 
-def test_a_custom_validator_is_a_row_error(tmp_path: Path) -> None:
+def test_custom_validation_without_validator_sources_is_a_row_error(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     yaml_path = root / "circlearea" / "problem.yaml"
     yaml_path.write_text(yaml_path.read_text().replace("validation: default", "validation: custom"))
-    assert "custom output validators are unsupported" in str(parse_all("icpc", root / "circlearea")[0].error)
+    assert "has no output_validator(s)/ sources" in str(parse_all("icpc", root / "circlearea")[0].error)
 
 
 def test_an_input_without_its_answer_file_is_a_row_error(tmp_path: Path) -> None:

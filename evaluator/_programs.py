@@ -1,0 +1,451 @@
+"""Compiled programs inside the sandbox: native solutions, checker programs and interactive validators.
+
+Loaded next to ``_worker.py`` / ``_runner.py`` (standard library only, bind-mounted into the sandbox).
+
+- :func:`binary_fd` / :func:`run_binary`: the runner of a C/C++ solution keeps the executable in a
+  sealed memfd and, per test, forks a child that execs it (``fexecve``) on the test's fds 0, 1, 2 with
+  ``RLIMIT_AS`` set to the solution's memory limit. The worker's limits see the child (it is a
+  descendant of the runner), so CPU time, wall time, output size and strays are handled as for Python.
+- :func:`op_check`: the worker's ``check`` request runs a checker program on one test's output:
+  ICPC (``program input answer feedback_dir [args] < output``; exit 42 accept, 43 reject, message from
+  ``feedback_dir/judgemessage.txt``) or testlib (``program input output answer``; exit 0 accept, 1/2
+  reject, 3 and anything else a checker failure; message from stderr).
+- :func:`op_interact`: the worker's ``interact`` request runs the loaded solution and an ICPC
+  interactive validator connected by two pipes and combines their outcomes (the validator's verdict
+  wins; see :func:`_combine`).
+
+Checker programs are untrusted too: each runs in a fresh private directory (mode 0700), with its own
+rlimits (CPU, address space, file size, processes), in its own session, and as root under a uid of its
+own (the runner's uid + 512), so a solution running at the same time cannot read the judge's answer
+or signal the validator. The reply reports only facts the worker observed (exit status, time, files).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import select
+import shutil
+import signal
+import time
+from typing import Any
+
+_MB = 1 << 20
+_MESSAGE = 4000
+_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+CHECKER_UID_OFFSET = 512
+_F_ADD_SEALS, _F_SEAL_SEAL, _F_SEAL_SHRINK, _F_SEAL_GROW, _F_SEAL_WRITE = 1033, 1, 2, 4, 8
+
+
+# ------------------------------------------------------------------------------ native solutions
+def binary_fd(binary: bytes) -> int:
+    """A sealed, close-on-exec memfd holding ``binary`` (nothing can change it afterwards)."""
+    fd = os.memfd_create("solution", os.MFD_CLOEXEC | getattr(os, "MFD_ALLOW_SEALING", 2))
+    _write_all(fd, binary)
+    os.fchmod(fd, 0o555)
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, _F_ADD_SEALS, _F_SEAL_SEAL | _F_SEAL_SHRINK | _F_SEAL_GROW | _F_SEAL_WRITE)
+    except OSError:
+        pass
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def run_binary(fd: int, limits: dict[str, Any], workdir: str) -> dict[str, Any]:
+    """Run the executable in ``fd`` once on the current fds 0, 1, 2; a runner-style reply."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            memory = int(limits["memory_mb"]) * _MB
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            os.execve(fd, ["solution"], dict(_ENV, HOME=workdir, TMPDIR=workdir))
+        finally:
+            os._exit(127)
+    while True:
+        try:
+            _pid, status, rusage = os.wait4(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if os.WIFEXITED(status):
+        code = os.WEXITSTATUS(status)
+        return {"status": "ok"} if code == 0 else {"status": "exit", "code": str(code)}
+    sig = os.WTERMSIG(status)
+    name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+    near = rusage.ru_maxrss * 1024 >= 0.8 * int(limits["memory_mb"]) * _MB
+    if sig == signal.SIGXCPU:
+        return {"status": "exception", "exc": "TimeLimit", "message": "cpu time limit exceeded"}
+    if near or (sig == signal.SIGABRT and _stderr_mentions(b"bad_alloc")):
+        return {"status": "exception", "exc": "MemoryError", "message": f"killed by {name} near the memory limit"}
+    return {"status": "exception", "exc": name, "message": f"killed by signal {name}"}
+
+
+def _stderr_mentions(word: bytes) -> bool:
+    try:
+        size = os.fstat(2).st_size
+        return word in os.pread(2, 4096, max(0, size - 4096))
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------------------------ checker programs
+class _Program:
+    """One run of a checker program: a private directory, a child process, its outcome."""
+
+    def __init__(self, worker: Any, spec: dict[str, Any], program: bytes) -> None:
+        self.worker = worker
+        self.spec = spec
+        worker.counter += 1
+        self.dir = os.path.join(worker.root, f"c{worker.counter}")
+        os.mkdir(self.dir, 0o700)
+        self.uid = worker.cfg["uid"] + CHECKER_UID_OFFSET if worker.cfg.get("drop_uid") else None
+        self.feedback = os.path.join(self.dir, "feedback")
+        os.mkdir(self.feedback, 0o700)
+        # a native program is exec'ed from a sealed memfd (works where /tmp is mounted noexec)
+        self.exe_fd = -1 if spec.get("interpreted") else binary_fd(program)
+        self.exe = self.file("program.py", program) if spec.get("interpreted") else "checker"
+        self.pid = -1
+        self.supervisor = -1
+        self.status_fd = self.hold_fd = -1
+        self.status: int | None = None
+        self.cpu_s = 0.0
+        self.started = 0.0
+        self.wall_s = 0.0
+
+    def file(self, name: str, data: bytes) -> str:
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        return path
+
+    def start(self, args: list[str], stdin: int, stdout: int, stderr: int) -> None:
+        if self.uid is not None:  # the checker's uid owns its directory; nobody else can enter it
+            for root, dirs, files in os.walk(self.dir):
+                for name in (root, *(os.path.join(root, n) for n in dirs + files)):
+                    os.chown(name, self.uid, self.uid)
+        limits = self.spec["limits"]
+        argv = ([self.worker.cfg.get("python") or _python(), "-I", "-B", self.exe] if self.spec.get("interpreted")
+                else [self.exe]) + args
+        self.started = time.monotonic()
+        # The checker runs under a small supervisor process that waits for it and reports its status on
+        # a pipe: the worker reaps every dead child it has (its CPU accounting), which would otherwise
+        # race us for the checker's exit code. The supervisor stays until ``close`` releases it.
+        status_r, status_w = os.pipe2(os.O_CLOEXEC)
+        hold_r, hold_w = os.pipe2(os.O_CLOEXEC)
+        supervisor = os.fork()
+        if supervisor == 0:
+            try:
+                pid = os.fork()
+                if pid == 0:
+                    self._exec(argv, limits, stdin, stdout, stderr)
+                for fd in _open_fds():  # keep only the two pipes: peers must see EOF when the checker exits
+                    if fd not in (status_w, hold_r):
+                        _close(fd)
+                os.write(status_w, f"{pid}\n".encode())
+                _pid, status, rusage = os.wait4(pid, 0)
+                os.write(status_w, f"{status} {rusage.ru_utime + rusage.ru_stime}\n".encode())
+                os.read(hold_r, 1)
+            finally:
+                os._exit(0)
+        os.close(status_w)
+        os.close(hold_r)
+        self.supervisor, self.status_fd, self.hold_fd = supervisor, status_r, hold_w
+        self.pid = int(self._line())
+
+    def _exec(self, argv: list[str], limits: dict[str, Any], stdin: int, stdout: int, stderr: int) -> None:
+        """In the forked checker: untrusted from exec on."""
+        try:
+            os.setsid()
+            for target, fd in ((0, stdin), (1, stdout), (2, stderr)):
+                os.dup2(fd, target)
+            if self.exe_fd >= 0:
+                os.dup2(self.exe_fd, 3, inheritable=False)
+            os.closerange(4 if self.exe_fd >= 0 else 3, 1 << 16)
+            if self.uid is not None:
+                os.setgroups([])
+                os.setresgid(self.uid, self.uid, self.uid)
+                os.setresuid(self.uid, self.uid, self.uid)
+            cpu = max(1, int(limits["cpu_s"] + 0.999))
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            memory = int(limits["memory_mb"]) * _MB
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 * _MB, 64 * _MB))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
+            os.chdir(self.dir)
+            env = dict(_ENV, HOME=self.dir, TMPDIR=self.dir)
+            os.execve(3 if self.exe_fd >= 0 else argv[0], argv, env)
+        finally:
+            os._exit(127)
+
+    def _line(self) -> str:
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = os.read(self.status_fd, 64)
+            if not chunk:
+                raise OSError("the checker's supervisor vanished")
+            data += chunk
+        return data.decode()
+
+    def done(self) -> bool:
+        if self.status is None and select.select([self.status_fd], [], [], 0)[0]:
+            try:
+                status, cpu = self._line().split()
+                self.status, self.cpu_s = int(status), float(cpu)
+            except (OSError, ValueError):
+                self.status, self.cpu_s = signal.SIGKILL, 0.0  # the supervisor was killed
+            self.wall_s = time.monotonic() - self.started
+        return self.status is not None
+
+    def wait(self, deadline: float) -> bool:
+        """Wait until the program exits or ``deadline`` (monotonic); False when it was still running."""
+        while not self.done():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            select.select([self.status_fd], [], [], min(left, 1.0))
+        return True
+
+    def kill(self) -> None:
+        if self.status is None and self.pid > 0:
+            for target in (-self.pid, self.pid):
+                try:
+                    os.kill(target, signal.SIGKILL)
+                except OSError:
+                    pass
+        if self.uid is not None:  # helpers that left the session: kill everything of the checker's uid
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setresgid(self.uid, self.uid, self.uid)
+                    os.setresuid(self.uid, self.uid, self.uid)
+                    os.kill(-1, signal.SIGKILL)
+                finally:
+                    os._exit(0)
+            _reap(pid)
+        if self.status is None and self.status_fd >= 0:
+            self.wait(time.monotonic() + 5.0)
+
+    def outcome(self) -> dict[str, Any]:
+        """``{"exit", "signal", "cpu_s", "wall_s", "judgemessage", "teammessage", "nextpass"?}``."""
+        status = self.status if self.status is not None else 0
+        out: dict[str, Any] = {
+            "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "cpu_s": round(self.cpu_s, 4),
+            "wall_s": round(self.wall_s, 4)}
+        for name in ("judgemessage", "teammessage"):
+            out[name] = _head(os.path.join(self.feedback, f"{name}.txt"), _MESSAGE)
+        return out
+
+    def nextpass(self) -> bytes | None:
+        path = os.path.join(self.feedback, "nextpass.in")
+        if not os.path.isfile(path) or os.path.islink(path):
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(self.spec.get("max_nextpass", 64 * _MB))
+
+    def close(self) -> None:
+        if self.pid > 0:
+            self.kill()
+        for name in ("hold_fd", "status_fd", "exe_fd"):  # closing hold_fd releases the supervisor
+            if getattr(self, name) >= 0:
+                os.close(getattr(self, name))
+                setattr(self, name, -1)
+        if self.supervisor > 0:
+            _reap(self.supervisor)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _open_fds() -> list[int]:
+    return [int(n) for n in os.listdir("/proc/self/fd") if n.isdigit() and int(n) > 2]
+
+
+def _close(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass  # the worker's own reaper was first
+
+
+def _python() -> str:
+    import sys
+
+    return sys.executable
+
+
+def _head(path: str, limit: int) -> str:
+    try:
+        if os.path.islink(path):
+            return ""
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", "replace").strip()
+    except OSError:
+        return ""
+
+
+def _memfd(name: str, data: bytes = b"") -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    if data:
+        _write_all(fd, data)
+        os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _tail(fd: int, limit: int) -> str:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, limit, max(0, size - limit)).decode("utf-8", "replace").strip()
+
+
+def _classify(spec: dict[str, Any], run: _Program, finished: bool, stderr: str) -> dict[str, Any]:
+    """``{"result": "accept" | "reject" | "fail", "message"}`` of a checker run."""
+    facts = run.outcome()
+    cpu_limit = spec["limits"]["cpu_s"]
+    base = {"checker_cpu_s": facts["cpu_s"], "checker_wall_s": facts["wall_s"]}
+    if not finished:
+        return {"result": "hang", "message": "the checker did not finish in time", **base}
+    if facts["signal"] is not None or facts["cpu_s"] > cpu_limit:
+        why = "its cpu time limit" if facts["cpu_s"] > cpu_limit else f"signal {facts['signal']}"
+        return {"result": "fail", "message": f"the checker was killed ({why}) {stderr[-500:]}".strip(), **base}
+    code = facts["exit"]
+    if spec.get("protocol", "icpc") == "testlib":
+        message = stderr or facts["judgemessage"]
+        results = {0: "accept", 1: "reject", 2: "reject"}
+    else:
+        message = facts["judgemessage"] or facts["teammessage"] or stderr
+        results = {42: "accept", 43: "reject"}
+    result = results.get(code, "fail")
+    if result == "fail":
+        message = f"the checker exited with code {code}: {message}"
+    return {"result": result, "message": message[:_MESSAGE], **base}
+
+
+def op_check(worker: Any, header: dict[str, Any], blob: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """Run a checker on ``[program, input, answer, output]``; reply ``{"result", "message", ...}``
+    plus, for multi-pass problems, the validator's ``nextpass.in`` as the reply's only part."""
+    from _protocol import split_parts  # type: ignore[import-not-found,unused-ignore]
+
+    spec = header["program"]
+    program, test_in, answer, output = split_parts(header, blob)
+    run = _Program(worker, spec, program)
+    fds: list[int] = []
+    try:
+        in_path, ans_path = run.file("input", test_in), run.file("answer", answer)
+        stdin, stdout, stderr = _memfd("output", output), _memfd("stdout"), _memfd("stderr")
+        fds += [stdin, stdout, stderr]
+        if spec.get("protocol", "icpc") == "testlib":
+            args = [in_path, run.file("output", output), ans_path]
+        else:
+            args = [in_path, ans_path, run.feedback + "/", *spec.get("args", [])]
+        run.start(args, stdin, stdout, stderr)
+        finished = run.wait(time.monotonic() + spec["limits"]["wall_s"])
+        if not finished:
+            run.kill()
+        reply = _classify(spec, run, finished, _tail(stderr, _MESSAGE))
+        nextpass = run.nextpass() if reply["result"] == "accept" and spec.get("passes", 1) > 1 else None
+        reply["nextpass"] = nextpass is not None
+        return reply, [nextpass or b""]
+    finally:
+        for fd in fds:
+            os.close(fd)
+        run.close()
+
+
+# ----------------------------------------------------------------------------------- interaction
+def op_interact(worker: Any, header: dict[str, Any], blob: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """Run the loaded solution against an interactive validator on ``[program, input, answer]``."""
+    from _outcomes import load_reply, test_reply  # type: ignore[import-not-found,unused-ignore]
+    from _protocol import send, split_parts  # type: ignore[import-not-found,unused-ignore]
+
+    if worker.sol is None:
+        return {"status": "IE", "message": "interact before load"}, []
+    spec = header["program"]
+    program, test_in, answer = split_parts(header, blob)
+    limits = worker.sol["limits"]
+    if worker.runner is not None and worker.runner.poll_dead():
+        worker._stop_runner()
+    if worker.runner is None:
+        load = load_reply(worker._spawn(), limits)
+        if load["status"] != "OK":
+            return dict(load, restarted=True), []
+    run = _Program(worker, spec, program)
+    to_sol_r, to_sol_w = os.pipe2(os.O_CLOEXEC)
+    to_val_r, to_val_w = os.pipe2(os.O_CLOEXEC)
+    sol_err, val_err, val_out = _memfd("stderr"), _memfd("vstderr"), -1
+    mine = [to_sol_r, to_sol_w, to_val_r, to_val_w, sol_err, val_err]
+    try:
+        args = [run.file("input", test_in), run.file("answer", answer), run.feedback + "/", *spec.get("args", [])]
+        run.start(args, to_val_r, to_sol_w, val_err)
+        for fd in (to_val_r, to_sol_w):  # only the validator holds these ends now
+            os.close(fd)
+            mine.remove(fd)
+        try:
+            send(worker.runner.sock, {"op": "test", "kind": "stdin"}, [], fds=[to_sol_r, to_val_w, sol_err])
+        finally:
+            for fd in (to_sol_r, to_val_w):  # EOF reaches each side when its peer exits
+                os.close(fd)
+                mine.remove(fd)
+        outcome = worker._await(limits["time_limit_s"], limits["wall_limit_s"])
+        validator_first = run.done()
+        finished = run.wait(time.monotonic() + spec["limits"]["wall_s"])
+        if not finished:
+            run.kill()
+        checked = _classify(spec, run, finished, _tail(val_err, _MESSAGE))
+        solution = test_reply(outcome, "stdin", limits, 0)
+        reply = _combine(solution, checked, validator_first)
+        if outcome["dead"]:
+            worker._stop_runner()
+        else:
+            worker._kill_strays(worker.runner.pid)
+        nextpass = run.nextpass() if reply["status"] == "OK" and spec.get("passes", 1) > 1 else None
+        reply.update(cpu_s=round(outcome["cpu_s"], 4), wall_s=round(outcome["wall_s"], 4),
+                     checker_cpu_s=checked["checker_cpu_s"], nextpass=nextpass is not None)
+        size = os.fstat(sol_err).st_size
+        return reply, [nextpass or b"", os.pread(sol_err, 4096, max(0, size - 4096))]
+    finally:
+        for fd in mine + ([val_out] if val_out >= 0 else []):
+            os.close(fd)
+        run.close()
+
+
+def _combine(solution: dict[str, Any], checked: dict[str, Any], validator_first: bool) -> dict[str, Any]:
+    """The verdict of one interactive run (the peers' rule, as DOMjudge and Kattis apply it):
+
+    - the validator rejected before the solution ended -> WA, whatever the solution did after;
+    - the solution exceeded a limit -> its TLE / MLE / OLE;
+    - the validator rejected -> WA (even if the solution then crashed: the validator's verdict wins);
+    - the validator did not finish in time -> TLE (it is waiting for output the solution never
+      flushed or never wrote);
+    - the validator failed (another exit code, a crash, its own CPU limit) -> IE;
+    - the validator accepted -> the solution's own status (OK, or RE for a crash / non-zero exit).
+    """
+    status = solution.get("status")
+    result = checked["result"]
+    message = checked.get("message", "")
+    if result == "reject" and validator_first:
+        return {"status": "WA", "message": message}
+    if status in ("TLE", "MLE", "OLE"):
+        return {"status": status, "message": solution.get("message", "")}
+    if result == "reject":
+        return {"status": "WA", "message": message}
+    if result == "hang":
+        return {"status": "TLE", "message": "the interaction did not finish (output not flushed or missing?)"}
+    if result == "fail":
+        return {"status": "IE", "message": message}
+    if status == "OK":
+        return {"status": "OK", "message": message} if message else {"status": "OK"}
+    return {"status": status or "RE", "message": solution.get("message", "")}
