@@ -282,6 +282,8 @@ TRAINING_HEARTBEAT_S = env_float("TRAINING_HEARTBEAT_S", 15.0)
 #: redelivered task takes over a job whose worker stopped beating (it resumes from the stored samples)
 MODEL_EVALUATION_TASK_TIME_LIMIT = env_int("MODEL_EVALUATION_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
 MODEL_EVALUATION_LEASE_TIMEOUT_S = env_int("MODEL_EVALUATION_LEASE_TIMEOUT_S", 120, minimum=1)
+#: deliveries of one model evaluation before a job whose workers keep dying (OOM, kills) fails
+MODEL_EVALUATION_MAX_ATTEMPTS = env_int("MODEL_EVALUATION_MAX_ATTEMPTS", 5, minimum=1)
 
 #: channels-redis waits for a consumer's messages with a blocking BZPOPMIN of this many seconds
 #: (``RedisChannelLayer.brpop_timeout``; a test checks the installed version still uses it)

@@ -263,3 +263,16 @@ def test_a_checkpoint_the_run_does_not_have_is_refused_by_step(release: Any, tra
     with pytest.raises(ValidationError) as err:
         _evaluation(release, trainer, model="", run_id=run.pk, checkpoint_step=7)
     assert "no checkpoint at step 7" in str(err.value.message_dict["checkpoint_step"])
+
+
+def test_a_job_whose_workers_keep_dying_fails_with_the_reason(release: Any, trainer: Any, settings: Any) -> None:
+    settings.MODEL_EVALUATION_MAX_ATTEMPTS = 2
+    evaluation = _evaluation(release, trainer)
+    ModelEvaluation.objects.filter(pk=evaluation.pk).update(
+        status=EvalStatus.RUNNING, attempts=2, lease_owner="dead:1:abc",
+        heartbeat_at=timezone.now() - dt.timedelta(hours=1),
+    )
+    source = FakeSource(always_right)
+    evaluation = _run(evaluation, source)
+    assert evaluation.status == EvalStatus.FAILED and source.requests == []
+    assert "died 2 times" in evaluation.reason and evaluation.finished_at is not None

@@ -8,7 +8,8 @@ sample is stored as it is judged (``on_sample``), each finished problem as its r
 computed from the stored problem rows. Whatever happens the job ends ``succeeded``, ``failed`` (with the
 traceback) or ``cancelled``, with a reason; a worker killed mid-job leaves it ``running`` and the
 redelivered task resumes it once the dead owner's heartbeat is older than
-``settings.MODEL_EVALUATION_LEASE_TIMEOUT_S``: no sample is generated twice, none is stored twice.
+``settings.MODEL_EVALUATION_LEASE_TIMEOUT_S``: no sample is generated twice, none is stored twice. After
+``MODEL_EVALUATION_MAX_ATTEMPTS`` deliveries that all died, the next one fails the job with the reason.
 
 Problems without a contest date are excluded when the cut-off filter is on: nothing proves they are newer
 than the model's training data.
@@ -59,6 +60,11 @@ class EvaluationLeaseLost(Exception):
 
 def lease_timeout_s() -> float:
     return float(getattr(settings, "MODEL_EVALUATION_LEASE_TIMEOUT_S", 120))
+
+
+def max_attempts() -> int:
+    """Deliveries a job gets before one whose workers keep dying fails (``MODEL_EVALUATION_MAX_ATTEMPTS``)."""
+    return int(getattr(settings, "MODEL_EVALUATION_MAX_ATTEMPTS", 5))
 
 
 def problem_key(row: dict[str, Any]) -> str:
@@ -227,6 +233,16 @@ def _begin(evaluation_id: int, owner: str) -> tuple[ModelEvaluation | None, floa
         if evaluation.cancel_requested:
             evaluation.status = EvalStatus.CANCELLED
             evaluation.reason = f"{evaluation.reason or 'cancel requested'}; cancelled before it started"
+            evaluation.finished_at = now
+            evaluation.save(update_fields=["status", "reason", "finished_at", "updated_at"])
+            publish_progress(evaluation)
+            return None, None
+        if evaluation.attempts >= max_attempts():
+            # every earlier delivery died without finishing (OOM, a kill): stop redelivering forever
+            stored = ModelEvaluationSample.objects.filter(evaluation=evaluation).count()
+            evaluation.status = EvalStatus.FAILED
+            evaluation.reason = (f"its workers died {evaluation.attempts} times before finishing "
+                                 f"(MODEL_EVALUATION_MAX_ATTEMPTS); the {stored} samples they stored are kept")
             evaluation.finished_at = now
             evaluation.save(update_fields=["status", "reason", "finished_at", "updated_at"])
             publish_progress(evaluation)
