@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from .code_metrics import CodeFeatures, code_features
 from .core import DIMENSIONS, ProblemInput, Sample, clamp
@@ -38,6 +39,7 @@ class Evidence:
     code_concepts: tuple[str, ...]  # idioms of the reference solution
 
 
+@lru_cache(maxsize=256)  # the samples of one problem are scored back to back: extract once
 def extract(problem: ProblemInput) -> Evidence:
     """All features of one problem (pure function of the problem's text, code and tags)."""
     text = concepts_from_tags(problem.tags) | concepts_from_text(problem.statement)
@@ -82,8 +84,8 @@ def _implementation(ev: Evidence) -> tuple[float, float | None, str]:
     stmt = 0.5 + 1.0 * max(0.0, _log2(s.words) - 5) + 0.8 * s.multi_part_output + 0.25 * s.constrained_values
     code = (
         1.0
-        + 1.1 * max(0.0, _log2(c.lloc) - 2)
-        + 0.5 * max(0.0, _log2(c.halstead_volume) - 6)
+        + 1.7 * max(0.0, _log2(c.lloc) - 2)
+        + 0.6 * max(0.0, _log2(c.halstead_volume) - 6)
         + 0.8 * c.classes
         + 0.3 * max(0, c.functions - 1)
     )
