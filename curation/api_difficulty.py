@@ -1,11 +1,12 @@
 """REST API of the difficulty matrix and spot-checks (mounted under ``/api/``). Viewers read,
 curators write; cancelling a scoring follows the owner rule (its creator or an admin).
 
-- ``GET|POST /api/scorings/``, ``GET /api/scorings/<id>/`` (with ``results``), ``POST /api/scorings/<id>/cancel/``
+- ``GET|POST /api/scorings/``, ``GET /api/scorings/<id>/``, ``GET /api/scorings/<id>/results/`` (paginated),
+  ``POST /api/scorings/<id>/cancel/``
 - ``GET|POST /api/pass-rate-sets/`` (POST multipart ``name``, ``target_model``, ``file`` (JSONL
   ``{platform, external_id, passed, attempts}``) or ``name`` + ``evaluation_id``), ``GET /api/pass-rate-sets/<id>/``
-- ``GET|POST /api/calibrations/``, ``GET /api/calibrations/<id>/`` (with per-problem ``difficulties``),
-  ``POST /api/calibrations/<id>/apply/``
+- ``GET|POST /api/calibrations/``, ``GET /api/calibrations/<id>/``, ``GET /api/calibrations/<id>/problems/``
+  (paginated per-problem difficulties), ``POST /api/calibrations/<id>/apply/``
 - ``GET|POST /api/review-queues/``, ``GET /api/review-queues/<id>/`` (with ``stats``),
   ``GET /api/review-queues/<id>/next/`` (curator; 204 when done), ``POST /api/review-items/<id>/verdict/``
 """
@@ -105,10 +106,18 @@ class ScoringDetail(APIView):
 
     @extend_schema(responses={200: ScoringSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        job = get_object_or_404(scoring_list(), pk=pk)
-        results = ScoringResult.objects.filter(scoring=job).order_by("problem_id")[:1000]
-        return Response({**ScoringSerializer(job).data,
-                         "results": ScoringResultSerializer(results, many=True).data})
+        return Response(ScoringSerializer(get_object_or_404(scoring_list(), pk=pk)).data)
+
+
+class ScoringResultList(generics.ListAPIView):
+    """Per-problem scores of one scoring (paginated, by problem id)."""
+
+    serializer_class = ScoringResultSerializer
+    pagination_class = StandardPagination
+
+    def get_queryset(self) -> Any:
+        job = get_object_or_404(ScoringJob, pk=self.kwargs["pk"])
+        return ScoringResult.objects.filter(scoring=job).order_by("problem_id")
 
 
 class ScoringCancel(APIView):
@@ -177,10 +186,18 @@ class CalibrationListCreate(generics.ListAPIView):
 class CalibrationDetail(APIView):
     @extend_schema(responses={200: CalibrationSerializer})
     def get(self, request: Request, pk: int) -> Response:
-        calibration = get_object_or_404(calibration_list().defer(None), pk=pk)
-        rows = CalibratedDifficulty.objects.filter(calibration=calibration).order_by("problem_id")[:5000]
-        return Response({**CalibrationSerializer(calibration).data,
-                         "difficulties": CalibratedDifficultySerializer(rows, many=True).data})
+        return Response(CalibrationSerializer(get_object_or_404(calibration_list().defer(None), pk=pk)).data)
+
+
+class CalibratedDifficultyList(generics.ListAPIView):
+    """Per-problem score, predicted/measured pass rate, difficulty and bucket (paginated)."""
+
+    serializer_class = CalibratedDifficultySerializer
+    pagination_class = StandardPagination
+
+    def get_queryset(self) -> Any:
+        calibration = get_object_or_404(Calibration, pk=self.kwargs["pk"])
+        return CalibratedDifficulty.objects.filter(calibration=calibration).order_by("problem_id")
 
 
 class CalibrationApply(APIView):
@@ -253,11 +270,13 @@ class ReviewVerdictCreate(APIView):
 urlpatterns = [
     path("scorings/", ScoringListCreate.as_view(), name="api-scoring-list"),
     path("scorings/<int:pk>/", ScoringDetail.as_view(), name="api-scoring-detail"),
+    path("scorings/<int:pk>/results/", ScoringResultList.as_view(), name="api-scoring-results"),
     path("scorings/<int:pk>/cancel/", ScoringCancel.as_view(), name="api-scoring-cancel"),
     path("pass-rate-sets/", PassRateSetListCreate.as_view(), name="api-pass-rate-set-list"),
     path("pass-rate-sets/<int:pk>/", PassRateSetDetail.as_view(), name="api-pass-rate-set-detail"),
     path("calibrations/", CalibrationListCreate.as_view(), name="api-calibration-list"),
     path("calibrations/<int:pk>/", CalibrationDetail.as_view(), name="api-calibration-detail"),
+    path("calibrations/<int:pk>/problems/", CalibratedDifficultyList.as_view(), name="api-calibration-problems"),
     path("calibrations/<int:pk>/apply/", CalibrationApply.as_view(), name="api-calibration-apply"),
     path("review-queues/", ReviewQueueListCreate.as_view(), name="api-review-queue-list"),
     path("review-queues/<int:pk>/", ReviewQueueDetail.as_view(), name="api-review-queue-detail"),

@@ -51,8 +51,10 @@ def test_it_scores_a_release_for_a_curator(problems: None, api_as: Any, curator:
         response = api_as(curator).post("/api/scorings/", {"backend": "heuristic", "release": release.pk},
                                         format="json")
     assert response.status_code == 201, response.json()
-    body = api_as(curator).get(f"/api/scorings/{response.json()['id']}/").json()
-    assert body["status"] == "succeeded" and len(body["results"]) == 4  # eager Celery in unit tests
+    scoring_id = response.json()["id"]
+    assert api_as(curator).get(f"/api/scorings/{scoring_id}/").json()["status"] == "succeeded"  # eager Celery
+    results = api_as(curator).get(f"/api/scorings/{scoring_id}/results/").json()
+    assert results["count"] == 4 and all(r["score"] is not None for r in results["results"])
 
 
 @pytest.mark.parametrize("payload, field", [
@@ -134,3 +136,28 @@ def test_it_publishes_the_schema_of_the_new_endpoints(api_as: Any, viewer: Any) 
     schema = api_as(viewer).get("/api/schema/", {"format": "json"}).json()
     for path in ("/api/scorings/", "/api/calibrations/{id}/apply/", "/api/review-queues/{id}/next/"):
         assert path in schema["paths"]
+
+
+def test_it_fits_lists_and_applies_a_calibration_over_the_api(import_records: Any, api_as: Any, curator: Any,
+                                                               viewer: Any) -> None:
+    from curation.models import Problem
+
+    from .difficulty_support import catalogue, scored
+
+    problems = catalogue(import_records, n=8)
+    job = scored(curator)
+    rows = "\n".join(json.dumps({"platform": "leetcode", "external_id": p.external_id, "passed": i % 2 * 6 + 1,
+                                 "attempts": 8}) for i, p in enumerate(problems))
+    upload = io.BytesIO(rows.encode())
+    upload.name = "rates.jsonl"
+    client = api_as(curator)
+    rates = client.post("/api/pass-rate-sets/", {"name": "r", "target_model": "m", "file": upload}, format="multipart")
+    created = client.post("/api/calibrations/", {"name": "c", "scoring": job.pk, "pass_rate_set": rates.json()["id"],
+                                                 "method": "isotonic"}, format="json")
+    assert created.status_code == 201 and created.json()["n_points"] == 8
+    calibration_id = created.json()["id"]
+    listed = api_as(viewer).get(f"/api/calibrations/{calibration_id}/problems/").json()
+    assert listed["count"] == 8 and {r["bucket"] for r in listed["results"]} <= {"easy", "medium", "hard"}
+    assert api_as(viewer).post(f"/api/calibrations/{calibration_id}/apply/").status_code == 403
+    assert client.post(f"/api/calibrations/{calibration_id}/apply/").json()["problems_updated"] == 8
+    assert not Problem.objects.exclude(difficulty_source="calibrated").exists()
