@@ -1,0 +1,44 @@
+"""Browser tests of ``webapp/static/js/live.js`` on the run page: a dropped socket comes back by itself,
+and the page resyncs what it missed while it was away from the server, not from the events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.web.test_run_pages import run  # noqa: F401 - the fixture: a running run with 120 steps
+from training import services
+from training.models import TrainingRun
+from webapp import realtime
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+POINTS = "() => Number(document.querySelector('path[data-series=\"reward\"]').getAttribute('data-points'))"
+
+
+def test_it_reconnects_and_fetches_the_steps_recorded_while_the_socket_was_down(
+    page_as: Any, asgi_server: Any, viewer: Any, run: TrainingRun, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    page = page_as(viewer)
+    page.goto(f"{asgi_server.url}/training/runs/{run.pk}/")
+    page.wait_for_function("() => document.getElementById('live-text').textContent === 'live'")
+    page.wait_for_function(f"() => ({POINTS})() === 120")
+
+    # Steps 121-122 are recorded while their events go nowhere, as when the socket is down: only the
+    # resync on reconnect can bring them to the page.
+    monkeypatch.setattr(realtime, "publish", lambda *args, **kwargs: None)
+    for step in (121, 122):
+        asgi_server.call(services.metrics_record, run_id=run.pk, step=step, metrics={"reward": 0.9, "diversity": 0.7})
+    monkeypatch.undo()
+    page.evaluate("() => window.runLive.socket.close()")  # the connection drops
+
+    page.wait_for_function("() => window.runLive.connects === 2 && "
+                           "document.getElementById('live-text').textContent === 'live'", timeout=20_000)
+    page.wait_for_function(f"() => ({POINTS})() === 122")
+    assert page.text_content("#tile-step") == "122"
+
+    # and the new socket is live: a step published now arrives as an event
+    asgi_server.call(services.metrics_record, run_id=run.pk, step=123, metrics={"reward": 0.95})
+    page.wait_for_function(f"() => ({POINTS})() === 123")
+
