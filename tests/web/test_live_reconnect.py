@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from curation.models import Problem
 from tests.web.test_run_pages import run  # noqa: F401 - the fixture: a running run with 120 steps
 from training import services
 from training.models import TrainingRun
@@ -42,3 +43,29 @@ def test_it_reconnects_and_fetches_the_steps_recorded_while_the_socket_was_down(
     asgi_server.call(services.metrics_record, run_id=run.pk, step=123, metrics={"reward": 0.95})
     page.wait_for_function(f"() => ({POINTS})() === 123")
 
+
+
+def test_the_evaluation_page_shows_the_final_status_it_missed_once_it_reconnects(
+    page_as: Any, asgi_server: Any, viewer: Any, trainer: Any, tmp_path: Any
+) -> None:
+    from django.utils import timezone
+
+    from curation.services import problem_import
+    from evaluator.models import EvaluationJob
+    from evaluator.services import evaluation_submit
+    from tests.curation.conftest import make_record, write_jsonl
+
+    problem_import(path=write_jsonl(tmp_path / "p.jsonl", [make_record("add")]), format="microcoder")
+    job = evaluation_submit(problem_id=Problem.objects.get().pk, code="print(1)\n", user=trainer, enqueue=False)
+    page = page_as(viewer)
+    page.goto(f"{asgi_server.url}/evaluator/jobs/{job.pk}/")
+    page.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
+
+    # the job ends while the page hears nothing (its event is lost), then the connection drops
+    EvaluationJob.objects.filter(pk=job.pk).update(status="succeeded", progress_done=1, progress_total=1,
+                                                   finished_at=timezone.now())
+    page.evaluate("() => window.jobLive.socket.close()")
+
+    # the snapshot of the new connection says "succeeded": the page reloads with the server's rendering
+    page.wait_for_function("() => !window.jobLive && document.querySelector('[data-job-status]')"
+                           ".textContent.trim() === 'succeeded'", timeout=20_000)
