@@ -146,10 +146,15 @@ def calibration_chart_svg(*, calibration: Calibration, width: int = 640, height:
              f'aria-label="score to pass rate">',
              f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#888"/>',
              f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>',
-             f'<text x="{width / 2:.0f}" y="{height - 8}" text-anchor="middle" font-size="12">score '
-             f'({lo:.2f} - {hi:.2f})</text>',
+             f'<text x="{width / 2:.0f}" y="{height - 6}" text-anchor="middle" font-size="12">score '
+             f'(higher = harder)</text>',
              f'<text x="12" y="{height / 2:.0f}" font-size="12" transform="rotate(-90 12 {height / 2:.0f})" '
              f'text-anchor="middle">pass rate</text>']
+    for tick in (0.0, 0.5, 1.0):
+        parts.append(f'<text x="{pad - 4}" y="{sy(tick) + 4:.1f}" font-size="10" text-anchor="end">{tick:.1f}</text>')
+    for tick in (lo, (lo + hi) / 2, hi):
+        parts.append(f'<text x="{sx(tick):.1f}" y="{height - pad + 14}" font-size="10" text-anchor="middle">'
+                     f'{tick:.1f}</text>')
     for value, label in ((1 - calibration.hard_from, "hard below"), (1 - calibration.easy_below, "easy above")):
         parts.append(f'<line x1="{pad}" y1="{sy(value):.1f}" x2="{width - pad}" y2="{sy(value):.1f}" '
                      f'stroke="#c77" stroke-dasharray="4 3"/>')

@@ -8,7 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from curation.forms import ImportForm, ProblemFilterForm, ReleaseCreateForm
-from curation.models import ImportBatch, Problem, ReleaseItem
+from curation.models import DatasetRelease, ImportBatch, Problem, ReleaseItem
 from curation.selectors import (
     import_batch_list,
     problem_detail,
@@ -100,7 +100,17 @@ def release_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "curation/release_detail.html", {
         "release": release, "page": page, "review": release_review_stats(release_id=release.pk),
         "dropped": Paginator(release.dropped or [], PAGE_SIZE).get_page(request.GET.get("dropped_page")),
+        "hard_share": _hard_shares(release),
     })
+
+
+def _hard_shares(release: DatasetRelease) -> tuple[float, float] | None:
+    """Hard share of the filter's problems before the hard-share selection and of the release after."""
+    before = release.counts_before_selection or {}
+    if release.target_hard_share is None or not sum(before.values()) or not release.problem_count:
+        return None
+    hard_after = (release.counts_by_difficulty or {}).get("hard", 0)
+    return before.get("hard", 0) / sum(before.values()), hard_after / release.problem_count
 
 
 @role_required(CURATOR)

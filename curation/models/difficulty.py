@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from curation.difficulty.core import DIMENSIONS
 from curation.models.problems import Problem
 
 
@@ -100,8 +101,10 @@ class ScoringSample(models.Model):
         ]
 
     def dimension_rows(self) -> list[tuple[str, float, str]]:
-        """``(dimension, value, rationale)`` in stored order, for templates."""
-        return [(name, value, str(self.rationales.get(name, ""))) for name, value in self.dimensions.items()]
+        """``(dimension, value, rationale)`` in the matrix's order (JSONB does not keep key order)."""
+        order = {name: i for i, name in enumerate(DIMENSIONS)}
+        names = sorted(self.dimensions, key=lambda name: (order.get(name, len(order)), name))
+        return [(name, self.dimensions[name], str(self.rationales.get(name, ""))) for name in names]
 
 
 class ScoringResult(models.Model):

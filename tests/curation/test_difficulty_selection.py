@@ -39,6 +39,7 @@ def test_it_shows_what_was_dropped_and_the_distribution_before_and_after(
     html = client_as(viewer).get(f"/curation/releases/{release.pk}/").content.decode()
     assert "Hard-share selection" in html and release.dropped[0]["key"] in html
     assert release.dropped[0]["reason"] in html
+    assert "0.400 → 0.500" in html  # hard share before and after
 
 
 def test_it_refuses_a_target_share_outside_zero_to_one_naming_the_field(import_records: Any, api_as: Any,
