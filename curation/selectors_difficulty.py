@@ -110,7 +110,7 @@ def scoring_compare(*, a: ScoringJob, b: ScoringJob, limit: int = 50) -> Compari
         d: sum(float(rb[p].dimensions.get(d, 0.0)) - float(ra[p].dimensions.get(d, 0.0)) for p in common) / len(common)
         for d in DIMENSIONS
     }
-    gaps = sorted(common, key=lambda p: -abs(sb[p] - sa[p]))[:limit]
+    gaps = sorted((p for p in common if abs(sb[p] - sa[p]) > 1e-9), key=lambda p: -abs(sb[p] - sa[p]))[:limit]
     rows = [(p, rb[p].problem.title, sa[p], sb[p]) for p in gaps]
     return Comparison(len(common), rho, agreement, kappa, diffs, rows)
 

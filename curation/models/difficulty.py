@@ -71,6 +71,10 @@ class ScoringJob(models.Model):
     def is_finished(self) -> bool:
         return self.status in TERMINAL_STATUSES
 
+    def weight_rows(self) -> list[tuple[str, float]]:
+        """``(dimension, weight)`` in the matrix's order (JSONB does not keep key order)."""
+        return [(name, float(self.weights[name])) for name in DIMENSIONS if name in self.weights]
+
     def progress_event(self) -> dict[str, Any]:
         """The ``scoring.progress`` payload (see ``webapp.realtime.SCORING_PROGRESS``)."""
         return {
