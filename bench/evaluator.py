@@ -471,6 +471,45 @@ def overhead(workers: int, n_cases: int, tests_per_case: int) -> dict[str, float
             "all_ac": float(all(v["verdict"] == "AC" for v in verdicts))}
 
 
+CPP_ECHO = "#include <cstdio>\nint main(){char s[64];if(std::scanf(\"%63s\",s)==1)std::printf(\"%s\\n\",s);}\n"
+C_CHECKER = r"""
+#include <stdio.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    FILE *ans = fopen(argv[2], "r");
+    char a[256], b[256];
+    for (;;) {
+        int x = fscanf(ans, "%255s", a), y = scanf("%255s", b);
+        if (x != 1 || y != 1) return x == y ? 42 : 43;
+        if (strcmp(a, b)) return 43;
+    }
+}
+"""
+
+
+def program_overheads(workers: int, n_cases: int, tests_per_case: int) -> dict[str, float]:
+    """Median wall per test (setup included) of the trivial echo as Python, as C++ (compiled once,
+    compile time reported apart), and as Python judged by a C checker program (ICPC protocol)."""
+    from evaluator import languages
+
+    tests = [{"input": f"{i}\n", "output": f"{i}\n"} for i in range(tests_per_case)]
+    checker = {"kind": "program", "language": "c", "source": C_CHECKER}
+    variants = {"python": {}, "cpp": {"language": "cpp", "code": CPP_ECHO},
+                "python+checker": {"checker": checker}}
+    started = time.monotonic()
+    languages.compile_source("cpp", CPP_ECHO + f"// {started}\n")  # a cold compile, timed
+    compile_s = time.monotonic() - started
+    out: dict[str, float] = {"cpp_compile_s": compile_s}
+    for name, extra in variants.items():
+        cases = [{"id": str(i), "mode": "stdin", "code": "print(input())", "tests": tests, **extra}
+                 for i in range(n_cases)]
+        judge_batch(cases[:workers], workers=workers, config=CONFIG)  # warm: pool, compile caches
+        verdicts = judge_batch(cases, workers=workers, config=CONFIG)
+        out[f"{name}_ms"] = 1000 * statistics.median(v["elapsed_s"] / v["total"] for v in verdicts)
+        out[f"{name}_all_ac"] = float(all(v["verdict"] == "AC" for v in verdicts))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a small run (about a minute)")
@@ -525,6 +564,13 @@ def main() -> int:
           f"(target <= 5 ms): {'PASS' if oh['median_per_test_ms'] <= 5 else 'FAIL'}")
     print(f"median runner-side wall per test: {oh['median_runner_wall_ms']:.2f} ms; median one-test solution: "
           f"{oh['median_one_test_solution_ms']:.2f} ms")
+    print("\n## (d) languages and checker programs: median wall per test, same trivial echo, 20-test solutions")
+    po = program_overheads(workers, 20 if args.quick else 100, 20)
+    print(f"python baseline: {po['python_ms']:.2f} ms; C++ solution: {po['cpp_ms']:.2f} ms "
+          f"(overhead {po['cpp_ms'] - po['python_ms']:+.2f} ms per test; one cold g++ compile "
+          f"{po['cpp_compile_s']:.2f} s, then cached); python + C checker program: {po['python+checker_ms']:.2f} ms "
+          f"(checker overhead {po['python+checker_ms'] - po['python_ms']:+.2f} ms per test); all AC: "
+          f"{all(po[k] == 1.0 for k in po if k.endswith('_all_ac'))}")
     print(f"\ntotal bench time {time.monotonic() - started:.0f}s")
     return 0
 

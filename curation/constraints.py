@@ -59,7 +59,7 @@ class ConstraintConfig:
         },
     )
     judge_languages: tuple[str, ...] = field(
-        default=("python", "python3"),
+        default=("python", "python3", "c", "cpp", "c++"),
         metadata={"help": "Languages the evaluator can run; other reference solutions are not judged."},
     )
     require_tags: bool = field(default=True, metadata={"help": "Soft: tags help balance a release."})

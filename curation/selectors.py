@@ -89,7 +89,8 @@ def problem_sample_tests(*, problem: Problem, limit: int = 5) -> list[dict[str, 
 
 
 def reference_solutions_to_verify(
-    *, problem_ids: list[int] | None = None, languages: tuple[str, ...] = ("python", "python3")
+    *, problem_ids: list[int] | None = None,
+    languages: tuple[str, ...] = ("python", "python3", "c", "cpp", "c++"),
 ) -> QuerySet[ReferenceSolution]:
     """Reference solutions in a judgeable language that the evaluator has not judged yet, by problem.
     The "verify reference solutions" job judges each with ``problem_judge_case(problem, solution.code)``

@@ -113,7 +113,7 @@ class _Program:
         self.exe = self.file("program.py", program) if spec.get("interpreted") else "checker"
         self.pid = -1
         self.supervisor = -1
-        self.status_fd = self.hold_fd = -1
+        self.status_fd = self.hold_fd = self.pidfd = -1
         self.status: int | None = None
         self.cpu_s = 0.0
         self.started = 0.0
@@ -125,7 +125,8 @@ class _Program:
             fh.write(data)
         return path
 
-    def start(self, args: list[str], stdin: int, stdout: int, stderr: int) -> None:
+    def start(self, args: list[str], stdin: int, stdout: int, stderr: int, supervised: bool = False) -> None:
+        """Start the program. ``supervised`` when the worker's reaper may run meanwhile (interaction)."""
         if self.uid is not None:  # the checker's uid owns its directory; nobody else can enter it
             for root, dirs, files in os.walk(self.dir):
                 for name in (root, *(os.path.join(root, n) for n in dirs + files)):
@@ -134,6 +135,12 @@ class _Program:
         argv = ([self.worker.cfg.get("python") or _python(), "-I", "-B", self.exe] if self.spec.get("interpreted")
                 else [self.exe]) + args
         self.started = time.monotonic()
+        if not supervised:  # nothing else waits for children during a plain check: one fork is enough
+            self.pid = os.fork()
+            if self.pid == 0:
+                self._exec(argv, limits, stdin, stdout, stderr)
+            self.pidfd = os.pidfd_open(self.pid)
+            return
         # The checker runs under a small supervisor process that waits for it and reports its status on
         # a pipe: the worker reaps every dead child it has (its CPU accounting), which would otherwise
         # race us for the checker's exit code. The supervisor stays until ``close`` releases it.
@@ -195,11 +202,16 @@ class _Program:
         return data.decode()
 
     def done(self) -> bool:
-        if self.status is None and select.select([self.status_fd], [], [], 0)[0]:
+        if self.status is None and self.pidfd >= 0:
+            pid, status, rusage = os.wait4(self.pid, os.WNOHANG)
+            if pid:
+                self.status, self.cpu_s = status, rusage.ru_utime + rusage.ru_stime
+                self.wall_s = time.monotonic() - self.started
+        elif self.status is None and select.select([self.status_fd], [], [], 0)[0]:
             try:
-                status, cpu = self._line().split()
-                self.status, self.cpu_s = int(status), float(cpu)
-            except (OSError, ValueError):
+                words = self._line().split()
+                self.status, self.cpu_s = int(words[0]), float(words[1])
+            except (OSError, ValueError, IndexError):
                 self.status, self.cpu_s = signal.SIGKILL, 0.0  # the supervisor was killed
             self.wall_s = time.monotonic() - self.started
         return self.status is not None
@@ -210,7 +222,7 @@ class _Program:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            select.select([self.status_fd], [], [], min(left, 1.0))
+            select.select([self.pidfd if self.pidfd >= 0 else self.status_fd], [], [], min(left, 1.0))
         return True
 
     def kill(self) -> None:
@@ -220,17 +232,18 @@ class _Program:
                     os.kill(target, signal.SIGKILL)
                 except OSError:
                     pass
-        if self.uid is not None:  # helpers that left the session: kill everything of the checker's uid
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    os.setresgid(self.uid, self.uid, self.uid)
-                    os.setresuid(self.uid, self.uid, self.uid)
-                    os.kill(-1, signal.SIGKILL)
-                finally:
-                    os._exit(0)
-            _reap(pid)
-        if self.status is None and self.status_fd >= 0:
+        if self.uid is not None:  # helpers that left the session: everything of the checker's uid
+            for _round in range(20):
+                victims = [p for p in _pids() if _owner(p) == self.uid]
+                if not victims:
+                    break
+                for victim in victims:
+                    try:
+                        os.kill(victim, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.001)
+        if self.status is None and self.pid > 0:
             self.wait(time.monotonic() + 5.0)
 
     def outcome(self) -> dict[str, Any]:
@@ -255,13 +268,24 @@ class _Program:
     def close(self) -> None:
         if self.pid > 0:
             self.kill()
-        for name in ("hold_fd", "status_fd", "exe_fd"):  # closing hold_fd releases the supervisor
+        for name in ("hold_fd", "status_fd", "exe_fd", "pidfd"):  # closing hold_fd releases the supervisor
             if getattr(self, name) >= 0:
                 os.close(getattr(self, name))
                 setattr(self, name, -1)
         if self.supervisor > 0:
             _reap(self.supervisor)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _pids() -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+
+
+def _owner(pid: int) -> int:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return -1
 
 
 def _open_fds() -> list[int]:
@@ -389,7 +413,7 @@ def op_interact(worker: Any, header: dict[str, Any], blob: bytes) -> tuple[dict[
     mine = [to_sol_r, to_sol_w, to_val_r, to_val_w, sol_err, val_err]
     try:
         args = [run.file("input", test_in), run.file("answer", answer), run.feedback + "/", *spec.get("args", [])]
-        run.start(args, to_val_r, to_sol_w, val_err)
+        run.start(args, to_val_r, to_sol_w, val_err, supervised=True)
         for fd in (to_val_r, to_sol_w):  # only the validator holds these ends now
             os.close(fd)
             mine.remove(fd)

@@ -6,8 +6,8 @@
    cf_tags, time_limit {seconds, nanos}, memory_limit_bytes, input_file, output_file``. ``source``,
    ``difficulty`` and solution languages may be the proto enum numbers or their names.
    Public tests are public; private and generated tests are private (all are kept: capping is the
-   constraints stage's job). Only Python 3 solutions are kept as reference solutions (the judge runs
-   Python), at most ``MAX_SOLUTIONS`` of them; the count of the others is kept in ``extra``.
+   constraints stage's job). Python 3 and C++ solutions are kept as reference solutions (languages the
+   judge runs), at most ``MAX_SOLUTIONS`` of them; the count of the others is kept in ``extra``.
    Problems that read or write named files (``input_file``/``output_file``) are rejected: the judge
    speaks stdin/stdout only.
 2. The SandboxFusion sample layout: ``content`` (statement), ``labels`` (JSON string with
@@ -56,6 +56,7 @@ _DIFFICULTIES = {0: "", 1: "EASY", 2: "MEDIUM", 3: "HARD", 4: "HARDER", 5: "HARD
 _DIFFICULTIES.update({7 + i: chr(ord("A") + i) for i in range(11)})  # A=7 .. K=17
 _DIFFICULTIES.update({19 + i: chr(ord("L") + i) for i in range(11)})  # L=19 .. V=29 (18 is unused)
 _LANGUAGES = {0: "unknown", 1: "python2", 2: "cpp", 3: "python", 4: "java"}
+_JUDGED = ("python", "cpp")  # languages the evaluator runs (evaluator.languages)
 _LANGUAGE_NAMES = {
     "UNKNOWN_LANGUAGE": "unknown",
     "PYTHON": "python2",
@@ -171,7 +172,7 @@ def _tests_from_columns(value: Any, field: str, public: bool) -> list[TestRecord
 
 
 def _solutions(value: Any) -> tuple[list[SolutionRecord], int]:
-    """Python 3 reference solutions (first ``MAX_SOLUTIONS``) and how many solutions were left out."""
+    """Python 3 and C++ reference solutions (first ``MAX_SOLUTIONS``) and how many were left out."""
     if not value:
         return [], 0
     if not isinstance(value, dict):
@@ -186,8 +187,8 @@ def _solutions(value: Any) -> tuple[list[SolutionRecord], int]:
             if isinstance(lang, int)
             else _LANGUAGE_NAMES.get(str(lang), str(lang).lower())
         )
-        if language == "python" and isinstance(code, str) and code.strip() and len(kept) < MAX_SOLUTIONS:
-            kept.append(SolutionRecord(code=clean_code(code), language="python"))
+        if language in _JUDGED and isinstance(code, str) and code.strip() and len(kept) < MAX_SOLUTIONS:
+            kept.append(SolutionRecord(code=clean_code(code), language=language))
     return kept, len(codes) - len(kept)
 
 

@@ -126,14 +126,19 @@ def _cases(job: EvaluationJob, chunk: list[Item]) -> list[dict[str, Any]]:
             case["checker"] = dict(job.checker)
         case["id"] = "0"
         return [case]
-    codes = dict(
-        ReferenceSolution.objects.filter(pk__in=[i.solution_id for i in chunk]).values_list("id", "code")
-    )
+    codes = {
+        sid: (code, language)
+        for sid, code, language in ReferenceSolution.objects.filter(
+            pk__in=[i.solution_id for i in chunk]
+        ).values_list("id", "code", "language")
+    }
     cases = []
     for n, item in enumerate(chunk):
         if item.solution_id not in codes:
             raise EvaluationError(f"reference solution {item.solution_id} was deleted during the job")
-        case = problem_judge_case(item.problem_id, codes[item.solution_id])
+        code, language = codes[item.solution_id]
+        case = problem_judge_case(item.problem_id, code)
+        case["language"] = language  # a C++ reference is compiled and run as C++ (evaluator.languages)
         case["id"] = str(n)
         cases.append(case)
     return cases

@@ -82,8 +82,8 @@ def test_it_fails_the_reference_constraint_without_a_solution() -> None:
 
 
 def test_it_fails_the_reference_constraint_when_no_solution_is_in_a_judged_language() -> None:
-    out = check_reference_passes(facts(solutions=(SolutionFacts("cpp", judged=False, verified=False),)), CFG)
-    assert out.reason.startswith("no reference solution in a judgeable language (cpp given")
+    out = check_reference_passes(facts(solutions=(SolutionFacts("java", judged=False, verified=False),)), CFG)
+    assert out.reason.startswith("no reference solution in a judgeable language (java given")
 
 
 def test_it_can_waive_the_reference_solution_by_configuration() -> None:

@@ -173,7 +173,7 @@ def test_it_leaves_the_reference_pending_on_an_infrastructure_error(
 
 
 def test_it_skips_problems_without_a_reference_in_a_judged_language(make_problem: Any, curator: Any) -> None:
-    problem = make_problem(solutions=["int main() { return 0; }"], language="cpp")
+    problem = make_problem(solutions=["class Main {}"], language="java")
     job = evaluation_run(job_id=references_verify(problem_ids=[problem.pk], user=curator, enqueue=False).pk)
     assert (job.status, job.progress_total) == ("succeeded", 0)
     assert job.results == [{

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evaluator import languages
 from evaluator.runner import judge_batch, judge_case
 
+from . import test_django_support as support
 from .conftest import FAST
 from .program_fixtures import (
     C_BROKEN,
@@ -103,3 +105,20 @@ def test_it_keeps_a_c_solution_within_its_memory_limit() -> None:
 
 def test_it_tells_the_language_of_a_file_by_its_extension() -> None:
     assert [languages.language_of_file(n) for n in ("a.c", "b.cpp", "c.cc", "d.py")] == ["c", "cpp", "cpp", "python"]
+
+
+# the shared Django fixtures, bound here so pytest finds them in this module
+_eager_and_in_memory = support._eager_and_in_memory
+make_problem = support.make_problem
+
+
+@pytest.mark.django_db
+def test_it_verifies_a_stored_cpp_reference_solution_as_cpp(make_problem: Any, curator: Any) -> None:
+    from curation.models import ReferenceSolution
+    from evaluator.services import evaluation_run, references_verify
+
+    problem = make_problem("cppadd", solutions=[CPP_SUM, CPP_SUM_WRONG], language="cpp")
+    job = evaluation_run(job_id=references_verify(problem_ids=[problem.pk], user=curator, enqueue=False).pk)
+    verdicts = list(ReferenceSolution.objects.filter(problem=problem).order_by("order").values_list("verdict", flat=True))
+    assert verdicts == ["AC", "WA"]
+    assert job.results[0]["outcome"] == "passed"
