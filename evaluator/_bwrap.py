@@ -80,6 +80,13 @@ def warn_fallback(reason: str) -> None:
                        "can read the file system, use the network and see other processes.", reason)
 
 
+def warn_once(message: str) -> None:
+    """Log ``message`` as a warning once per process."""
+    if message not in _warned:
+        _warned.add(message)
+        logger.warning("%s", message)
+
+
 def _world_accessible(path: Path) -> bool:
     """True when an unrelated uid can reach and read ``path`` (every ancestor searchable)."""
     try:

@@ -28,11 +28,12 @@ import traceback
 from typing import Any
 
 if __package__:
-    from . import _programs, calls
+    from . import _programs, _seccomp, calls
     from . import _protocol as proto
 else:  # imported by _worker.py inside the sandbox
     import _programs  # type: ignore[no-redef]
     import _protocol as proto  # type: ignore[no-redef]
+    import _seccomp  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -148,6 +149,8 @@ class Runner:
         if not self.cfg.get("drop_uid") and self.cfg["mode"] != "bwrap":
             nproc += _own_process_count()
         resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        # POSIX message queues outlive the solution in the IPC namespace it shares with the next one
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
         memory = _vm_bytes() + limits["memory_mb"] * _MB
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         os.chdir(self.sol["workdir"])
@@ -161,6 +164,7 @@ class Runner:
         random.seed()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         atexit._clear()
+        _seccomp.install()  # last: privileges are gone, and nothing above needs a denied call
 
     def reply(self, header: dict[str, Any], parts: list[bytes] | tuple[bytes, ...] = ()) -> None:
         proto.send(self.sock, header, parts)

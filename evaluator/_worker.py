@@ -29,7 +29,7 @@ import time
 from typing import Any
 
 if __package__:
-    from . import _programs, calls
+    from . import _programs, _seccomp, calls
     from . import _protocol as proto
     from ._account import Usage, has_ipc, process_memory, remove_ipc
     from ._outcomes import checked_reply, load_reply, test_reply
@@ -39,6 +39,7 @@ else:  # running as a script inside the sandbox
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _programs  # type: ignore[no-redef]
     import _protocol as proto  # type: ignore[no-redef]
+    import _seccomp  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
     from _account import Usage, has_ipc, process_memory, remove_ipc  # type: ignore[no-redef]
     from _outcomes import checked_reply, load_reply, test_reply  # type: ignore[no-redef]
@@ -71,6 +72,8 @@ class Worker:
             except Exception:  # noqa: BLE001 - an optional module that is not installed
                 pass
         self.prelude = calls.build_prelude_namespace()
+        # built once here, loaded by every runner: "" when the filter is active, else why not
+        self.seccomp = _seccomp.prepare() if cfg.get("seccomp", True) else "seccomp disabled by the judge"
         import gc
 
         gc.collect()
@@ -436,7 +439,7 @@ def main(argv: list[str]) -> int:
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     worker = Worker(ctl, cfg)
-    proto.send(ctl, {"status": "OK", "pid": os.getpid(), "uid": os.getuid(),
+    proto.send(ctl, {"status": "OK", "pid": os.getpid(), "uid": os.getuid(), "seccomp": worker.seccomp,
                      "drop_uid": bool(cfg.get("drop_uid")), "python": sys.version.split()[0]})
     worker.serve()
     return 0

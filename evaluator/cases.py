@@ -234,8 +234,9 @@ def evaluate_test(case: Case, test: CaseTest, reply: dict[str, Any], stdout: byt
     else:
         rec["message"] = reply.get("message", "")
     if rec["status"] != "AC":
+        # excerpts shown like invalid UTF-8 is: a NUL would make PostgreSQL refuse the stored verdict
         if stderr:
-            rec["stderr"] = stderr[-_TAIL:].decode("utf-8", "replace")
+            rec["stderr"] = stderr[-_TAIL:].decode("utf-8", "replace").replace("\x00", "\ufffd")
         if stdout and "output" not in rec:
-            rec["output"] = stdout[:_HEAD].decode("utf-8", "replace")
+            rec["output"] = stdout[:_HEAD].decode("utf-8", "replace").replace("\x00", "\ufffd")
     return rec

@@ -79,6 +79,7 @@ from ._bwrap import (
     _world_accessible,
     bwrap_status,
     warn_fallback,
+    warn_once,
 )
 from .sandbox_config import DEFAULT_PREIMPORT, Limits, SandboxConfig
 
@@ -87,7 +88,7 @@ __all__ = ["DEFAULT_PREIMPORT", "Limits", "SandboxConfig", "SandboxError", "Work
 
 _HERE = Path(__file__).resolve().parent
 _JUDGE_FILES = ("_worker.py", "_runner.py", "_protocol.py", "calls.py", "_procs.py", "_outcomes.py",
-                "_programs.py", "_account.py")
+                "_programs.py", "_account.py", "_seccomp.py")
 _SANDBOX_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
@@ -130,6 +131,7 @@ class WorkerProcess:
         self.sock: socket.socket | None = None
         self._stderr: Any = None
         self._fallback_root: str | None = None
+        self.seccomp = False
 
     # ------------------------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -163,6 +165,7 @@ class WorkerProcess:
 
     def _init_config(self, mode: str, root: str, drop_uid: bool, keep_read: bool = False) -> dict[str, Any]:
         return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "keep_read": keep_read,
+                "seccomp": self.config.seccomp,
                 "uid": self._uid(),
                 "gid": self._uid(), "recursion_limit": self.config.recursion_limit,
                 "thread_stack_mb": self.config.thread_stack_mb, "preimport": list(self.config.preimport)}
@@ -230,6 +233,10 @@ class WorkerProcess:
         if hello.get("status") != "OK":
             self.kill()
             raise SandboxError(f"worker refused to start: {hello}")
+        self.seccomp = hello.get("seccomp") == ""
+        if self.config.seccomp and not self.seccomp:
+            warn_once(f"SANDBOX DEGRADED: no seccomp filter ({hello.get('seccomp')}); install the Debian package "
+                      "libseccomp2 and the PyPI package pyseccomp")
 
     def _stderr_text(self) -> str:
         if self._stderr is None:

@@ -37,6 +37,9 @@ class SandboxConfig:
     extra_ro_binds: tuple[str, ...] = field(default=(), metadata={
         "help": "More host paths bound read-only at the same place (bwrap only)."})
     start_timeout_s: float = field(default=30.0, metadata={"help": "Deadline for a worker to start."})
+    seccomp: bool = field(default=True, metadata={
+        "help": "Load the seccomp filter of evaluator/_seccomp.py into every runner (needs pyseccomp and "
+                "libseccomp2; without them the judge runs unfiltered and logs a warning)."})
 
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "bwrap", "rlimit"):

@@ -19,6 +19,8 @@ install_debian_packages() {
   # gcc/g++: the judge compiles C and C++ solutions and checker programs.
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  # libseccomp2: the seccomp filter of judged programs (loaded through the PyPI package pyseccomp).
+  ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing+=(libseccomp2)
   if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
       log "installing Debian packages: ${missing[*]}"

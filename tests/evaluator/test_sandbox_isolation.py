@@ -1,0 +1,91 @@
+"""Isolation between solutions judged one after the other by the same worker: nothing one leaves
+behind (System V IPC objects, POSIX message queues, files) reaches the next. One attack per test; the
+worker keeps serving afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from evaluator.sandbox import Limits, SandboxConfig, WorkerProcess
+
+from .conftest import requires_bwrap
+
+LIMITS = Limits(time_limit_s=2.0, wall_limit_s=5.0, memory_mb=256, output_limit=1 << 20, nproc=32)
+KEY = 0x5EC0DE
+
+CREATE = {
+    "shm": f"print(libc.shmget({KEY}, 4096, 0o1666) >= 0)",
+    "sem": f"print(libc.semget({KEY}, 1, 0o1666) >= 0)",
+    "msg": f"print(libc.msgget({KEY}, 0o1666) >= 0)",
+}
+FIND = {
+    "shm": f"print(libc.shmget({KEY}, 0, 0) >= 0)",
+    "sem": f"print(libc.semget({KEY}, 0, 0) >= 0)",
+    "msg": f"print(libc.msgget({KEY}, 0) >= 0)",
+}
+LIBC = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+
+
+@pytest.fixture
+def worker() -> Iterator[WorkerProcess]:
+    w = WorkerProcess(SandboxConfig.from_env(), slot=900)
+    w.start()
+    try:
+        yield w
+        assert run(w, "print(int(input()) * 2)", b"21\n") == ("OK", "42\n")  # still serving
+    finally:
+        w.kill()
+
+
+def run(w: WorkerProcess, code: str, data: bytes = b"") -> tuple[str, str]:
+    load = w.load(code, "stdin", None, LIMITS)
+    if load["status"] != "OK":
+        return load["status"], ""
+    reply, stdout, _stderr, _result = w.run("stdin", data, LIMITS)
+    return reply["status"], stdout.decode()
+
+
+@requires_bwrap
+@pytest.mark.parametrize("kind", ["shm", "sem", "msg"])
+def test_system_v_ipc_objects_of_one_solution_never_reach_the_next(worker: WorkerProcess, kind: str) -> None:
+    assert run(worker, LIBC + CREATE[kind]) == ("OK", "True\n")
+    assert run(worker, LIBC + FIND[kind]) == ("OK", "False\n")
+
+
+@requires_bwrap
+def test_posix_message_queues_cannot_be_left_for_the_next_solution(worker: WorkerProcess) -> None:
+    create = LIBC + "print(libc.mq_open(b'/judge-leak', 0o100 | 2, 0o600, None) >= 0)"
+    find = LIBC + "print(libc.mq_open(b'/judge-leak', 2) >= 0)"
+    assert run(worker, create) == ("OK", "False\n")
+    assert run(worker, find) == ("OK", "False\n")
+
+
+@requires_bwrap
+def test_files_of_one_solution_never_reach_the_next(worker: WorkerProcess) -> None:
+    leave = """
+import os
+os.makedirs("deep/er", exist_ok=True)
+open("deep/er/secret.txt", "w").write("answer")
+os.chmod("deep/er", 0)
+os.chmod("deep", 0)
+for target in ("/tmp/leak", "/dev/shm/leak", "../leak"):
+    try:
+        open(target, "w").write("x")
+    except OSError:
+        pass
+print(sorted(os.listdir(".")))
+"""
+    look = """
+import os
+found = []
+for root in (".", "..", "/tmp", "/dev/shm"):
+    try:
+        found += [n for n in os.listdir(root) if "leak" in n or n == "deep"]
+    except OSError:
+        pass
+print(found)
+"""
+    assert run(worker, leave) == ("OK", "['deep']\n")
+    assert run(worker, look) == ("OK", "[]\n")
