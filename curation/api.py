@@ -162,6 +162,13 @@ class ReleaseExport(APIView):
 
     renderer_classes = [JSONLinesRenderer, ParquetRenderer, JSONRenderer]
 
+    def handle_exception(self, exc: Exception) -> Response:
+        """Errors (404, 401, ...) are JSON whatever format was asked for, as the schema documents them."""
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = JSONRenderer.media_type
+        return response
+
     @extend_schema(
         parameters=[OpenApiParameter("format", str, enum=["jsonl", "parquet"], description="Export format.")],
         responses={(200, "application/x-ndjson"): OpenApiTypes.BINARY,

@@ -98,7 +98,7 @@ class ProblemDetailSerializer(ProblemListSerializer):
 
 
 class ImportBatchSerializer(serializers.ModelSerializer):
-    user = serializers.CharField(source="user.username", read_only=True, default=None)
+    user = serializers.CharField(source="user.username", read_only=True, allow_null=True, default=None)
 
     class Meta:
         model = ImportBatch
@@ -125,7 +125,7 @@ class ImportUploadSerializer(serializers.Serializer):
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
-    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, allow_null=True, default=None)
     export_jsonl = serializers.SerializerMethodField()
     export_parquet = serializers.SerializerMethodField()
 

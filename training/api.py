@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 from training import selectors, services
 from training.config import ConfigError
 from training.models import Checkpoint, TrainingRun
+from webapp.input_guards import StrictJSONParser
 from webapp.roles import IsTrainer, IsViewer, ReadViewerWriteTrainer
 
 
@@ -37,7 +38,7 @@ class CheckpointSerializer(serializers.ModelSerializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     release_name = serializers.SerializerMethodField()
     is_terminal = serializers.BooleanField(read_only=True)
 
@@ -112,6 +113,7 @@ class RunListCreate(generics.ListCreateAPIView):
     """Training runs, newest first. POST (trainer) validates the config, creates the run and starts it."""
 
     permission_classes = [ReadViewerWriteTrainer]
+    parser_classes = [StrictJSONParser]  # a nested config is JSON; a form or multipart body gets 415
     serializer_class = RunSerializer
     filterset_fields = ["status"]
     ordering_fields = ["created_at", "id", "last_step"]
@@ -141,6 +143,7 @@ class RunConfigCheck(APIView):
     """Validate a config without creating a run: the resolved config and the insight warnings."""
 
     permission_classes = [IsTrainer]
+    parser_classes = [StrictJSONParser]  # a nested config is JSON; a form or multipart body gets 415
 
     @extend_schema(
         request=RunCreateSerializer(partial=True),
@@ -152,6 +155,8 @@ class RunConfigCheck(APIView):
         },
     )
     def post(self, request: Request) -> Response:
+        if not isinstance(request.data, dict):  # a JSON list or string: say so instead of failing to merge
+            raise ValidationError({"non_field_errors": ["expected a JSON object with config and/or overrides"]})
         incoming = RunCreateSerializer(data={"name": "check", **request.data})
         incoming.is_valid(raise_exception=True)
         try:

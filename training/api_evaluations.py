@@ -64,7 +64,7 @@ class ReadViewerCreateTrainerOrCurator(BasePermission):
 
 
 class ModelEvaluationSerializer(serializers.ModelSerializer):
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     label = serializers.CharField(read_only=True)
     release_name = serializers.SerializerMethodField()
     is_terminal = serializers.BooleanField(read_only=True)

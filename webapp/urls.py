@@ -5,6 +5,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from webapp import accounts, tokens, views
 
+handler404 = "webapp.views.not_found"  # JSON under /api/ (unrouted API paths too), HTML elsewhere
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/login/", accounts.ThrottledLoginView.as_view(), name="login"),
