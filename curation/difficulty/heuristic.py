@@ -70,10 +70,18 @@ def _knowledge(ev: Evidence) -> tuple[float, float | None, str]:
 def _reasoning(ev: Evidence) -> tuple[float, float | None, str]:
     s, c = ev.statement, ev.code
     # a large input forces an efficient idea; queries and many concepts mean chained steps
-    stmt = 1.5 + 0.9 * max(0.0, s.size_log10 - 2) + 1.2 * s.queries + 0.7 * min(3, len(ev.text_concepts))
+    stmt = (
+        1.5
+        + 0.9 * max(0.0, s.size_log10 - 2)
+        + 1.2 * s.queries
+        + 0.7 * min(3, len(ev.text_concepts))
+        + 1.0 * s.optimization  # an optimum to find and prove (Bloom: evaluate)
+        - 1.0 * s.decision  # a yes/no answer
+    )
     code = 0.5 + 1.3 * c.loop_depth + 0.35 * min(14, c.max_cyclomatic) + 0.8 * c.recursion
+    goal = "asks for an optimum, " if s.optimization else ("a yes/no answer, " if s.decision else "")
     why = (
-        f"input size up to 1e{s.size_log10:.0f}, loop depth {c.loop_depth}, "
+        f"{goal}input size up to 1e{s.size_log10:.0f}, loop depth {c.loop_depth}, "
         f"largest block McCabe {c.max_cyclomatic}" + (", recursion" if c.recursion else "")
     )
     return stmt, (code if c.lines else None), why

@@ -37,6 +37,11 @@ _OUTPUT_PARTS = re.compile(
     r"|on the (?:second|next) line|(?:then|also) (?:print|output)|followed by)\b",
     re.I,
 )
+#: what the answer is: an optimum (minimum/maximum ...) asks more than a yes/no decision
+_OPTIMIZE = re.compile(
+    r"\b(?:minimum|maximum|minimi[sz]e|maximi[sz]e|smallest|largest|longest|shortest|fewest)\b", re.I
+)
+_DECIDE = re.compile(r"\breturn true\b|\btrue if\b|\bprint \"?yes\"?\b|\boutput \"?yes\"?\b", re.I)
 _EXAMPLE = re.compile(r"^\s*(?:Example\s*\d*|Input|Sample Input)\b", re.I | re.M)
 
 
@@ -57,6 +62,8 @@ class StatementFeatures:
     negative_values: bool
     multi_part_output: bool
     examples: int
+    optimization: bool  # asks for a minimum/maximum/longest ...
+    decision: bool  # asks for true/false or yes/no
     evidence: dict[str, str] = field(default_factory=dict)
 
 
@@ -144,6 +151,8 @@ def statement_features(statement: str) -> StatementFeatures:
         negative_values=negative,
         multi_part_output=bool(_OUTPUT_PARTS.search(statement)),
         examples=len(_EXAMPLE.findall(statement)),
+        optimization=bool(_OPTIMIZE.search(statement)),
+        decision=bool(_DECIDE.search(statement)),
         evidence=evidence,
     )
 

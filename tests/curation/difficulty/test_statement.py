@@ -57,3 +57,8 @@ def test_it_spots_queries_test_cases_and_a_modulo() -> None:
 
 def test_it_notes_a_small_bound_that_invites_exhaustive_search() -> None:
     assert statement_features("1 <= n <= 15").small_bound == 15
+
+
+def test_it_tells_an_optimization_from_a_decision() -> None:
+    assert statement_features("Return the minimum number of operations.").optimization
+    assert statement_features("Return true if s is a palindrome.").decision
