@@ -34,8 +34,9 @@ def _user(user: Any) -> Any:
 
 
 def parse_pass_rate_jsonl(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
-    """Parse ``{"platform", "external_id", "passed", "attempts"}`` rows; raise ``ValueError`` naming
-    the line and the field of the first bad row (0 <= passed <= attempts, integers)."""
+    """Parse ``{"platform", "external_id", "passed", "attempts"}`` rows (or ``{"problem":
+    "platform:external_id", "passed", "attempts"}``); raise ``ValueError`` naming the line and the field
+    of the first bad row (0 <= passed <= attempts, integers)."""
     rows = []
     for number, raw in enumerate(lines, start=1):
         line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
@@ -47,6 +48,10 @@ def parse_pass_rate_jsonl(lines: Iterable[str | bytes]) -> list[dict[str, Any]]:
             raise ValueError(f"line {number}: not JSON ({exc.msg})") from exc
         if not isinstance(row, dict):
             raise ValueError(f"line {number}: a row must be a JSON object")
+        if "platform" not in row and "external_id" not in row and isinstance(row.get("problem"), str):
+            # the issue's short form: {"problem": "platform:external_id", "passed", "attempts"}
+            platform, _, external_id = row["problem"].partition(":")
+            row = {**row, "platform": platform, "external_id": external_id}
         for key in ("platform", "external_id"):
             if not isinstance(row.get(key), str | int) or not str(row.get(key)).strip():
                 raise ValueError(f"line {number}: {key} is missing")

@@ -43,6 +43,13 @@ def test_it_matches_uploaded_rows_to_problems_and_lists_the_unknown_ones(import_
     assert (prs.rates.count(), prs.unmatched_count, prs.unmatched) == (2, 1, ["leetcode:nope"])
 
 
+def test_it_reads_the_short_problem_key_form_of_a_pass_rate_row(import_records: Any) -> None:
+    catalogue(import_records, n=1)
+    prs = pass_rate_set_upload(name="r", target_model="m",
+                               lines=[json.dumps({"problem": "leetcode:p0", "passed": 2, "attempts": 4})])
+    assert list(prs.rates.values_list("passed", "attempts")) == [(2, 4)]
+
+
 @pytest.mark.parametrize("row, message", [
     ({"platform": "leetcode", "external_id": "p0", "passed": 3, "attempts": 2}, "line 1: passed .* exceeds"),
     ({"platform": "leetcode", "external_id": "p0", "passed": "3", "attempts": 4}, "line 1: passed must"),
