@@ -104,6 +104,11 @@ def test_a_viewer_reads_the_list_and_the_detail(
         ({"contamination": "exclude"}, "contamination_release_id"),
         ({"problem_filter": {"color": "red"}}, "problem_filter"),
         ({"run_id": 999_999, "checkpoint_step": 1}, "run_id"),
+        ({"model": "m" * 1001}, "model"),
+        ({"engine": "openai", "base_url": "http://[::1/v1"}, "base_url"),
+        ({"engine": "openai", "base_url": "ftp://host/v1"}, "base_url"),
+        ({"problem_filter": {"limit": 1.5}}, "problem_filter"),
+        ({"seed": 2**40}, "seed"),
     ],
 )
 def test_bad_input_answers_400_naming_the_field(

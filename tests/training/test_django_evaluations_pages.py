@@ -261,3 +261,12 @@ def test_a_job_whose_every_sample_was_an_infrastructure_error_still_shows_the_er
     })
     page = client_as(viewer).get(f"{BASE}{evaluation.pk}/").content.decode()
     assert "Infra error rate" in page and "1.000" in page
+
+
+def test_the_form_refuses_an_overlong_model_name_without_a_server_error(
+    client_as: Any, trainer: Any, release: Any, enqueued: list[dict[str, Any]]
+) -> None:
+    form = {"source": "local", "local_engine": "vllm", "model": "m" * 1001, "release_id": release.pk}
+    response = client_as(trainer).post(f"{BASE}new/", form)
+    assert response.status_code == 200 and "at most 1000 characters" in response.content.decode()
+    assert not ModelEvaluation.objects.exists()

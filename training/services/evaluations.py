@@ -96,8 +96,14 @@ def _clean_base_url(errors: dict[str, list[str]], engine: str, base_url: str) ->
     if not base_url:
         errors["base_url"] = ["an endpoint evaluation needs the endpoint's base URL, e.g. http://host:8000/v1"]
         return ""
-    parts = urlsplit(base_url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        parts, host = urlsplit(""), None
+    if len(base_url) > 1000:
+        errors["base_url"] = [f"at most 1000 characters, got {len(base_url)}"]
+    elif parts.scheme not in ("http", "https") or not host:
         errors["base_url"] = [f"must be an http(s) URL, got {base_url!r}"]
     elif parts.username or parts.password:
         # Credentials in the URL would be stored; the key belongs in the worker's environment.
@@ -158,6 +164,8 @@ def model_evaluation_create(
                 model = str(Path(ckpt.path) / "model")  # training.checkpoint: weights + tokenizer live in model/
     elif checkpoint_step is not None:
         errors["run_id"] = ["a checkpoint step needs its run"]
+    if len(model) > 1000:
+        errors["model"] = [f"at most 1000 characters, got {len(model)}"]
     if not model and "run_id" not in errors and "checkpoint_step" not in errors:
         errors["model"] = ["give a local path, a Hugging Face id, the endpoint's model name, or a run's checkpoint"]
     base_url = _clean_base_url(errors, engine, base_url)
