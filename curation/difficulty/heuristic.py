@@ -133,6 +133,7 @@ def _edges(ev: Evidence) -> tuple[float, float | None, str]:
         + 0.6 * s.test_cases
         + 0.15 * min(8, s.constrained_values)
         + (0.8 if s.small_bound else 0.0)
+        + 0.3 * min(4, s.subtasks)  # each sub-task has its own limits to respect
     )
     branches = max(0, c.cyclomatic - c.loop_depth - 1)
     code = 1.5 + 0.3 * min(20, branches)
@@ -144,6 +145,8 @@ def _edges(ev: Evidence) -> tuple[float, float | None, str]:
         bits.append("queries")
     if s.test_cases:
         bits.append("multiple test cases")
+    if s.subtasks:
+        bits.append(f"{s.subtasks} sub-tasks")
     if s.small_bound:
         bits.append(f"small bound {s.small_bound} (exhaustive search expected)")
     return stmt, (code if c.lines else None), ", ".join(bits)

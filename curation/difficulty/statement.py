@@ -42,6 +42,7 @@ _OPTIMIZE = re.compile(
     r"\b(?:minimum|maximum|minimi[sz]e|maximi[sz]e|smallest|largest|longest|shortest|fewest)\b", re.I
 )
 _DECIDE = re.compile(r"\breturn true\b|\btrue if\b|\bprint \"?yes\"?\b|\boutput \"?yes\"?\b", re.I)
+_SUBTASK = re.compile(r"\bsub-?tasks?\s*#?\s*(\d+)", re.I)
 _EXAMPLE = re.compile(r"^\s*(?:Example\s*\d*|Input|Sample Input)\b", re.I | re.M)
 
 
@@ -64,6 +65,7 @@ class StatementFeatures:
     examples: int
     optimization: bool  # asks for a minimum/maximum/longest ...
     decision: bool  # asks for true/false or yes/no
+    subtasks: int  # numbered sub-tasks ("Subtask 3 (30 points)"), 0 when none
     evidence: dict[str, str] = field(default_factory=dict)
 
 
@@ -153,6 +155,7 @@ def statement_features(statement: str) -> StatementFeatures:
         examples=len(_EXAMPLE.findall(statement)),
         optimization=bool(_OPTIMIZE.search(statement)),
         decision=bool(_DECIDE.search(statement)),
+        subtasks=len({m.group(1) for m in _SUBTASK.finditer(statement)}),
         evidence=evidence,
     )
 

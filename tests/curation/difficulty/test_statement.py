@@ -62,3 +62,8 @@ def test_it_notes_a_small_bound_that_invites_exhaustive_search() -> None:
 def test_it_tells_an_optimization_from_a_decision() -> None:
     assert statement_features("Return the minimum number of operations.").optimization
     assert statement_features("Return true if s is a palindrome.").decision
+
+
+def test_it_counts_numbered_subtasks_once_each() -> None:
+    text = "Subtask 1 (20 points): n <= 100.\nSubtask 2 (80 points): n <= 10^5.\nIn subtask 2, ..."
+    assert statement_features(text).subtasks == 2
