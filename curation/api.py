@@ -9,7 +9,8 @@
 - ``GET|POST /api/releases/`` (create: curator), ``GET /api/releases/<id>/``,
   ``GET /api/releases/<id>/export?format=jsonl|parquet`` (streamed; schema in ``curation.export``).
 - ``GET|POST /api/imports/`` (POST multipart ``file``, ``format``, ``run_pipeline``: curator),
-  ``GET /api/imports/<id>/`` (with the per-row error report).
+  ``GET /api/imports/<id>/`` (with the per-row error report), ``POST /api/imports/<id>/resume/`` (curator:
+  run a failed import again on its server-side file).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from curation.serializers import (
     ReleaseCreateSerializer,
     ReleaseSerializer,
 )
-from curation.services import UploadError, import_batch_create, release_create
+from curation.services import UploadError, import_batch_create, import_batch_resume, release_create
 from webapp.roles import ReadViewerWriteCurator
 from webapp.streaming import attachment, file_parts
 
@@ -228,6 +229,23 @@ class ImportDetail(generics.RetrieveAPIView):
     queryset = ImportBatch.objects.select_related("user")
 
 
+class ImportResume(APIView):
+    """POST (curator): run a failed import again on its server-side file (``import_batch_resume``);
+    400 with the reason when it did not fail or its file is gone (an upload: upload it again)."""
+
+    permission_classes = [ReadViewerWriteCurator]
+
+    @extend_schema(request=None, responses={202: ImportBatchDetailSerializer})
+    def post(self, request: Request, pk: int) -> Response:
+        get_object_or_404(ImportBatch, pk=pk)
+        try:
+            batch = import_batch_resume(batch_id=pk)
+        except UploadError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        batch.refresh_from_db()  # with eager Celery the import has already run again
+        return Response(ImportBatchDetailSerializer(batch).data, status=status.HTTP_202_ACCEPTED)
+
+
 urlpatterns = [
     path("problems/", ProblemList.as_view(), name="api-problem-list"),
     path("problems/<int:pk>/", ProblemDetail.as_view(), name="api-problem-detail"),
@@ -237,4 +255,5 @@ urlpatterns = [
     path("releases/<int:pk>/export/", ReleaseExportAlias.as_view()),
     path("imports/", ImportListCreate.as_view(), name="api-import-list"),
     path("imports/<int:pk>/", ImportDetail.as_view(), name="api-import-detail"),
+    path("imports/<int:pk>/resume/", ImportResume.as_view(), name="api-import-resume"),
 ]

@@ -87,6 +87,29 @@ def import_batch_create(
     return batch
 
 
+def import_batch_resume(*, batch_id: int) -> ImportBatch:
+    """Run a ``failed`` batch again on its file (the ``resume`` action): the batch goes back to
+    ``pending`` and is enqueued after commit. Importing is idempotent by content hash, so rows
+    committed before the failure come back ``unchanged`` and the rest are imported. Raises
+    ``UploadError`` saying why when the batch did not fail or its file is gone (an upload is deleted
+    when its batch ends: upload the complete file again instead)."""
+    with transaction.atomic():
+        batch = ImportBatch.objects.select_for_update().get(pk=batch_id)
+        if batch.status != ImportStatus.FAILED:
+            raise UploadError(f"import #{batch.pk} is {batch.status}; only a failed import can be resumed")
+        path = Path(batch.path)
+        if _is_upload(path) or not path.exists():
+            raise UploadError(f"the file of import #{batch.pk} is gone (uploads are deleted when their batch "
+                              "ends); upload the complete file again: committed rows come back unchanged")
+        batch.status, batch.finished_at = ImportStatus.PENDING, None
+        batch.message = f"resumed after: {batch.message}"[:10_000]  # replaced once a worker runs it
+        batch.save(update_fields=["status", "finished_at", "message"])
+        from curation.tasks import import_file  # the task module imports services; import late
+
+        transaction.on_commit(lambda: import_file.delay(batch.pk))
+    return batch
+
+
 def _too_large(name: str, size: int, limit: int) -> str:
     return (f"{name} is larger than the upload limit of {limit // MIB:,} MB ({size / MIB:,.1f} MB or more); "
             "import it with `manage.py import_problems` or raise IMPORT_MAX_UPLOAD_MB")

@@ -115,3 +115,41 @@ def test_it_fails_a_crash_mid_file_with_the_reason_and_the_last_committed_row(
     monkeypatch.setattr(import_service, "write_items", real)
     again = problem_import(path=path, format="microcoder", batch_size=10)
     assert (again.status, again.unchanged_count, again.imported_count) == (ImportStatus.SUCCEEDED, 20, 10)
+
+
+def test_it_resumes_a_failed_import_over_the_api_and_finishes_it(
+    jsonl_file: Callable[..., Path], monkeypatch: pytest.MonkeyPatch, curator: Any, api_as: Any,
+    django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    settings.IMPORT_CHUNK_ROWS = 10
+    path = jsonl_file([make_record(f"p{i}") for i in range(30)])
+    real = import_service.write_items
+
+    def disk_full_after_one_chunk(*args: Any, **kwargs: Any) -> Any:
+        if Problem.objects.count() >= 10:
+            raise OSError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(import_service, "write_items", disk_full_after_one_chunk)
+    failed = problem_import(path=path, format="microcoder", batch_size=10)
+    assert (failed.status, failed.last_committed_row) == (ImportStatus.FAILED, 10)
+    monkeypatch.setattr(import_service, "write_items", real)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = api_as(curator).post(f"/api/imports/{failed.pk}/resume/")
+    assert response.status_code == 202
+    done = ImportBatch.objects.get(pk=failed.pk)
+    assert (done.status, done.unchanged_count, done.imported_count) == (ImportStatus.SUCCEEDED, 10, 20)
+
+
+def test_it_explains_why_an_uploaded_or_unfailed_import_cannot_be_resumed(
+    curator: Any, viewer: Any, api_as: Any, settings: Any
+) -> None:
+    upload = Path(settings.MEDIA_ROOT) / "imports" / "abc" / "rows.jsonl"
+    batch = ImportBatch.objects.create(format="microcoder", filename="rows.jsonl", path=str(upload),
+                                       status=ImportStatus.FAILED)
+    response = api_as(curator).post(f"/api/imports/{batch.pk}/resume/")
+    assert response.status_code == 400 and "upload the complete file again" in response.json()["detail"]
+    ImportBatch.objects.filter(pk=batch.pk).update(status=ImportStatus.SUCCEEDED)
+    response = api_as(curator).post(f"/api/imports/{batch.pk}/resume/")
+    assert response.json() == {"detail": f"import #{batch.pk} is succeeded; only a failed import can be resumed"}
+    assert api_as(viewer).post(f"/api/imports/{batch.pk}/resume/").status_code == 403
