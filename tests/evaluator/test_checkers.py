@@ -122,3 +122,16 @@ def test_it_hides_the_judge_answer_from_a_solution_running_beside_the_checker() 
     one_worker = replace(FAST, workers=1)  # both tests in the same runner process
     verdict = judge_case({"code": snoop, "tests": SUM_TESTS, "checker": slow_checker}, config=one_worker)
     assert verdict["verdict"] == "AC"
+
+
+@requires_bwrap
+def test_it_applies_the_solutions_system_call_filter_to_checkers() -> None:
+    seccomp = pytest.importorskip("evaluator._seccomp")
+    if seccomp.prepare():
+        pytest.skip("no seccomp filter on this machine")
+    unshare = ("import ctypes, sys\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+               "denied = libc.unshare(0x10000000) == -1 and ctypes.get_errno() == 1\n"  # CLONE_NEWUSER, EPERM
+               "sys.exit(42 if denied else 43)\n")
+    verdict = judge_case({"code": PY_SUM, "tests": SUM_TESTS[:1], "checker": checker_spec(unshare, "python")},
+                         config=FAST)
+    assert verdict["verdict"] == "AC"
