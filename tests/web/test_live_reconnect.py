@@ -69,3 +69,20 @@ def test_the_evaluation_page_shows_the_final_status_it_missed_once_it_reconnects
     # the snapshot of the new connection says "succeeded": the page reloads with the server's rendering
     page.wait_for_function("() => !window.jobLive && document.querySelector('[data-job-status]')"
                            ".textContent.trim() === 'succeeded'", timeout=20_000)
+
+
+def test_the_import_page_shows_the_end_it_missed_once_it_reconnects(
+    page_as: Any, asgi_server: Any, viewer: Any
+) -> None:
+    from curation.models import ImportBatch, ImportStatus
+
+    batch = ImportBatch.objects.create(format="microcoder", filename="rows.jsonl", path="/nowhere/rows.jsonl",
+                                       status=ImportStatus.RUNNING, total_rows=10, imported_count=10)
+    page = page_as(viewer)
+    page.goto(f"{asgi_server.url}/curation/imports/{batch.pk}/")
+    page.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
+    ImportBatch.objects.filter(pk=batch.pk).update(status=ImportStatus.SUCCEEDED, total_rows=30, imported_count=30)
+    page.evaluate("() => window.importLive.socket.close()")
+    page.wait_for_function("() => !window.importLive && document.getElementById('batch-status')"
+                           ".textContent.trim() === 'succeeded'", timeout=20_000)
+    assert page.text_content('[data-field="imported"]') == "30"
