@@ -137,3 +137,11 @@ def test_it_turns_a_failing_problem_into_an_error_and_goes_on() -> None:
 def test_it_writes_the_cli_row_shape() -> None:
     (result,) = score_problems(_problems(1), CountingScorer(), samples=1)
     assert set(result.to_dict()) == {"id", "score", "dimensions", "samples", "backend", "prompt_version"}
+
+
+def test_it_stops_cleanly_when_the_consumer_stops_early() -> None:
+    results = score_problems(_problems(50), CountingScorer(), samples=3, concurrency=4)
+    first = next(results)
+    results.close()  # what a caller breaking out of its loop does
+    assert first.id == "1"
+    assert not [t for t in threading.enumerate() if t.name == "difficulty-scoring"]

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from curation.difficulty import DIMENSIONS, ProblemInput, ScoreError, get_scorer, score_problems
+from curation.difficulty import DIMENSIONS, ProblemInput, Sample, ScoreError, get_scorer, score_problems
 from curation.difficulty.openai_backend import OpenAIScorer
 from tests.support.openai_server import FakeOpenAIServer, Reply
 
@@ -172,3 +172,14 @@ def test_it_authenticates_with_the_configured_key() -> None:
     with FakeOpenAIServer(lambda body, n: Reply(content=answer())) as srv:
         make(srv, api_key="sekret").score_sample(PROBLEM, index=0)
     assert srv.headers[0]["authorization"] == "Bearer sekret"
+
+
+def test_it_asks_only_for_the_samples_not_stored_yet() -> None:
+    stored = {("p1", 0): Sample(0, {d: 2.0 for d in DIMENSIONS}, {d: "kept" for d in DIMENSIONS}, "{}")}
+    with FakeOpenAIServer(lambda body, n: Reply(content=answer(8))) as srv:
+        (result,) = score_problems(
+            [PROBLEM], make(srv), samples=2, concurrency=2, skip=lambda pid, i: stored.get((pid, i))
+        )
+    assert [b["seed"] for b in srv.requests] == [1]
+    assert [s.dimensions["reasoning_depth"] for s in result.samples] == [2.0, 8.0]
+    assert result.dimensions["reasoning_depth"] == 5.0
