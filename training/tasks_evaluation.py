@@ -7,7 +7,9 @@ not acknowledge the message, the broker redelivers it, and the next worker resum
 stored samples once the dead worker's lease lapsed. A copy delivered while a live worker holds the job
 re-checks after that lease could lapse (the copy may be the job's only message left). Anything the
 service did not turn into a terminal status (an import error, the database gone) marks the job failed
-with the reason after the last retry.
+with the reason after the last retry; so does the hard time limit (Celery calls ``on_failure`` in the
+worker's main process when it kills a child over the limit, e.g. inside a long native generate call that
+the soft limit could not interrupt).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
+from celery.exceptions import TimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError
 
@@ -35,8 +38,22 @@ def _visibility_timeout_s() -> float:
     return float(options.get("visibility_timeout", 3600))
 
 
+class ModelEvaluationTask(Task):
+    """Marks the job failed when the hard time limit killed the process that ran it."""
+
+    def on_failure(self, exc: Exception, task_id: str, args: Any, kwargs: Any, einfo: Any) -> None:
+        evaluation_id = (list(args or []) or [kwargs.get("evaluation_id") if kwargs else None])[0]
+        if isinstance(exc, TimeLimitExceeded) and evaluation_id is not None:
+            model_evaluation_fail(
+                evaluation_id=int(evaluation_id),
+                reason=f"the evaluation exceeded its hard time limit of {_TIME_LIMIT} s "
+                       "(MODEL_EVALUATION_TASK_TIME_LIMIT); the samples it stored are kept",
+            )
+
+
 @shared_task(
     bind=True,
+    base=ModelEvaluationTask,
     name="training.model_evaluations.run",
     acks_late=True,
     reject_on_worker_lost=True,

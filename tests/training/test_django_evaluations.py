@@ -276,3 +276,19 @@ def test_a_job_whose_workers_keep_dying_fails_with_the_reason(release: Any, trai
     evaluation = _run(evaluation, source)
     assert evaluation.status == EvalStatus.FAILED and source.requests == []
     assert "died 2 times" in evaluation.reason and evaluation.finished_at is not None
+
+
+def test_the_task_survives_a_dead_worker_and_fails_the_job_on_the_hard_time_limit(
+    release: Any, trainer: Any
+) -> None:
+    from celery.exceptions import TimeLimitExceeded
+
+    from training.tasks_evaluation import run_model_evaluation
+
+    assert (run_model_evaluation.acks_late, run_model_evaluation.reject_on_worker_lost) == (True, True)
+    assert run_model_evaluation.time_limit and run_model_evaluation.soft_time_limit < run_model_evaluation.time_limit
+    evaluation = _evaluation(release, trainer)
+    ModelEvaluation.objects.filter(pk=evaluation.pk).update(status=EvalStatus.RUNNING)
+    run_model_evaluation.on_failure(TimeLimitExceeded(60), "task-id", [evaluation.pk], {}, None)
+    evaluation.refresh_from_db()
+    assert evaluation.status == EvalStatus.FAILED and "hard time limit" in evaluation.reason
