@@ -75,6 +75,14 @@ def process_memory(pid: int) -> int:
         return 0
 
 
+def _resident(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def held_files(pids: Iterable[int], exclude: frozenset[tuple[int, int]]) -> int:
     """Bytes of memfds, shared-memory files and deleted files held open by ``pids`` (each file once)."""
     seen: set[tuple[int, int]] = set(exclude)
@@ -171,12 +179,15 @@ class Usage:
         self.helpers = len(current) > 1
         return max(0.0, sum(v[0] for v in current.values()) + self.reaped + self.lost - self.cpu0)
 
-    def memory(self) -> int:
-        """Bytes the solution holds beyond the runner's own footprint when it became ready."""
+    def exceeds(self, limit: int) -> bool:
+        """Whether the solution holds more than ``limit`` bytes beyond the runner's own footprint when it
+        became ready. Resident sizes (cheap, from statm) bound the proportional ones from above, so the
+        costly smaps_rollup is read only when that bound is over the limit."""
         pids = self.list_pids()
-        total = sum(process_memory(pid) for pid in pids)
-        total += unattached_shm(self.shm_uid) + held_files(pids, self.own_files)
-        return max(0, total - self.memory_base)
+        extra = unattached_shm(self.shm_uid) + held_files(pids, self.own_files) - self.memory_base
+        if sum(_resident(pid) for pid in pids) + extra <= limit:
+            return False
+        return sum(process_memory(pid) for pid in pids) + extra > limit
 
 
 def remove_ipc(uid: int | None) -> int:

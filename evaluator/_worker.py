@@ -251,7 +251,7 @@ class Worker:
                 break
             if usage.helpers or now - last_memory >= _MEMORY_EVERY_S:
                 last_memory = now
-                if usage.memory() > memory_limit:
+                if usage.exceeds(memory_limit):
                     out["killed"] = "memory"
                     break
             step = min(wall_limit - (now - start), max(cpu_limit - cpu, 0.005), _MEMORY_EVERY_S) + 0.002
@@ -266,12 +266,13 @@ class Worker:
             if events or (runner.pidfd < 0 and runner.poll_dead()):
                 out["dead"] = True
                 break
+        cpu = usage.cpu()
         if not out["killed"]:  # helpers may still hold memory or have spent CPU since the last sample
-            if usage.memory() > memory_limit:
+            if usage.exceeds(memory_limit):
                 out["killed"] = "memory"
-            elif usage.cpu() > cpu_limit:
+            elif cpu > cpu_limit:
                 out["killed"] = "cpu"
-        out["cpu_s"] = max(usage.cpu(), 0.0)
+        out["cpu_s"] = cpu
         out["wall_s"] = time.monotonic() - start
         if out["killed"]:
             runner.kill()

@@ -24,24 +24,40 @@ What the sandbox does, with bubblewrap (``"sandbox": "bwrap"`` in verdicts):
 - ``--clearenv`` with a handful of fixed variables: secrets in the judge's environment are not visible;
 - ``--die-with-parent`` and ``--new-session`` (no terminal injection);
 - when the judge runs as root, bwrap keeps the real root only for the worker, with just the capabilities
-  it needs (setuid/setgid/kill/chown/dac_override/fowner); every runner switches to a per-slot unused
+  it needs (setuid/setgid/kill/chown/dac_override/fowner, and sys_ptrace to read the solution's
+  smaps_rollup and descriptors for memory accounting); every runner switches to a per-slot unused
   uid with no capabilities, so it cannot signal, ptrace or read the worker and RLIMIT_NPROC counts only
-  its own processes. As a normal user bwrap uses a user namespace (``--unshare-all``) instead.
+  its own processes. As a normal user bwrap uses a user namespace (``--unshare-all``) instead;
+- the IPC namespace is the worker's: after each solution its System V shared memory, semaphores and
+  message queues are removed (as the runner's uid), and POSIX message queues cannot be created
+  (``RLIMIT_MSGQUEUE`` 0 and seccomp), so nothing of one solution reaches the next but its wiped files.
 
 Always (also in the fallback): ``RLIMIT_CPU`` (per-solution backstop), ``RLIMIT_AS`` (``memory_mb`` on
 top of the interpreter), ``RLIMIT_FSIZE`` (output cap: stdout and stderr are memfds, so a larger output
 fails and is reported as output limit exceeded), ``RLIMIT_NPROC``, ``RLIMIT_NOFILE``, no core dumps; a
-per-test CPU limit from kernel accounting and a wall-clock limit, after which the runner's whole process
-group and every stray process is SIGKILLed; ``oom_score_adj=1000`` for the runner. Judges' conventions
-are applied: ``sys.set_int_max_str_digits(0)``, a high recursion limit, a large main-thread stack and a
-larger default thread stack.
+per-test CPU and memory limit on the *whole solution* measured by the worker (:mod:`_account`: every
+process's CPU including double-forked orphans and auto-reaped children, PSS of every process, detached
+System V segments and held memfds), and a wall-clock limit, after which the runner's whole process
+group and every stray process is SIGKILLed; ``oom_score_adj=1000`` for the runner; a seccomp filter
+(:mod:`_seccomp`: namespaces, mount, ptrace, keyring, bpf, perf, modules, userfaultfd, io_uring, ... fail
+with EPERM); replies on the runner's socket are validated (a forged one is the solution's RE) and their
+text cleaned of lone surrogates and NULs. Judges' conventions are applied:
+``sys.set_int_max_str_digits(0)``, a high recursion limit, a large main-thread stack and a larger
+default thread stack.
 
 **What it does NOT protect against** (read before exposing the judge to the internet):
 
-- kernel exploits: there is no seccomp filter, so the whole syscall surface is reachable (a solution can
-  even create its own user namespaces); bubblewrap is not a VM;
-- CPU and memory *contention*: there are no cgroups; a solution can slow its neighbours (timing noise)
-  and memfds/tmpfs count against host memory (bounded by the output cap and the tmpfs size);
+- kernel exploits through the system calls the filter allows (file, memory, socket, futex, ...);
+  bubblewrap is not a VM;
+- CPU and memory *contention*: no cgroups are used (the dev box offers a cgroup v1 hybrid whose unified
+  hierarchy has no controllers, and bwrap gives the worker no delegated cgroup), so accounting is
+  *measured*: a helper that is forked, burns CPU and is auto-reaped within one 20 ms sample is missed;
+  a memory peak shorter than a sample (50 ms, 20 ms with helpers) is missed; kernel memory (page tables,
+  many small files or sockets) is not counted; memfds that are both mapped and held count twice;
+- files: the working directory is wiped after each solution, not a fresh tmpfs (mounting one needs
+  CAP_SYS_ADMIN, which the root worker deliberately lacks), and there is no inode cap (bwrap cannot set
+  ``nr_inodes``): only the size of the private ``/tmp`` bounds them; ``/dev/shm`` is read-only, so
+  ``multiprocessing`` locks are unavailable;
 - reading anything inside the bound system directories and the virtualenv (world-readable system files);
 - side channels between tests of one solution (they share a process by design) and, because a worker is
   reused, timing side channels between solutions;
