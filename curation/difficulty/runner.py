@@ -129,6 +129,13 @@ def _score_inline(
         yield _finish(job, scorer, weights)
 
 
+async def _cancel_pending() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 # Events the worker side puts on the queue: (job, index, sample or None, error message)
 _Event = tuple[_Job, int, Sample | None, str]
 
@@ -216,8 +223,13 @@ def _score_concurrently(
                 handle(events.get())
     finally:
         # Reached on normal end, on an error, and when the consumer stops iterating early.
-        for fut in list(futures):
-            fut.cancel()
+        if futures:
+            # Cancel what is still queued or in flight and let those tasks finish unwinding on the
+            # loop, so none is destroyed while pending when the loop closes.
+            try:
+                asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result(timeout=30)
+            except Exception:  # noqa: BLE001 - best effort on the way out
+                pass
         aclose = getattr(scorer, "aclose", None)
         if aclose is not None:
             try:
