@@ -16,14 +16,16 @@ SCREENSHOT = "/tmp/run_page.png"
 
 
 @pytest.fixture
-def run(db: object, tmp_path: Any, settings: Any) -> TrainingRun:
-    """A running run with 120 recorded steps of plausible metrics, samples and a checkpoint."""
+def run(db: object, tmp_path: Any, settings: Any, trainer: Any) -> TrainingRun:
+    """A running run of the trainer persona (its owner: it may cancel it) with 120 recorded steps of
+    plausible metrics, samples and a checkpoint."""
     settings.RUNS_DIR = tmp_path / "runs"
     dataset = tmp_path / "release.jsonl"
     dataset.write_text("{}\n")
     run = services.run_create(
         name="qwen3-1.7b conditional mask p=0.1",
         config_dict={"model": "Qwen/Qwen3-1.7B", "dataset": {"release": str(dataset)}, "max_steps": 300},
+        user=trainer,
     )
     TrainingRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, node="gpu-node-1", attempts=1)
     steps = list(range(1, 121))
