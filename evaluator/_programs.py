@@ -34,6 +34,7 @@ _MB = 1 << 20
 _MESSAGE = 4000
 _ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
 CHECKER_UID_OFFSET = 512
+_PRLIMIT = "/usr/bin/prlimit"  # util-linux (Essential in Debian)
 _F_ADD_SEALS, _F_SEAL_SEAL, _F_SEAL_SHRINK, _F_SEAL_GROW, _F_SEAL_WRITE = 1033, 1, 2, 4, 8
 
 
@@ -59,15 +60,24 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def run_binary(fd: int, limits: dict[str, Any], workdir: str) -> dict[str, Any]:
-    """Run the executable in ``fd`` once on the current fds 0, 1, 2; a runner-style reply."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            memory = int(limits["memory_mb"]) * _MB
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-            os.execve(fd, ["solution"], dict(_ENV, HOME=workdir, TMPDIR=workdir))
-        finally:
-            os._exit(127)
+    """Run the executable in ``fd`` once on the current fds 0, 1, 2; a runner-style reply.
+
+    Started with ``posix_spawn`` (vfork: no copy of the runner's page tables, about 2 ms instead of
+    15-20 ms for a fork of the interpreter on a loaded host) through util-linux's ``prlimit``, which sets
+    ``RLIMIT_AS`` to the memory limit and execs the program; without ``prlimit``, fork + exec."""
+    memory = int(limits["memory_mb"]) * _MB
+    env = dict(_ENV, HOME=workdir, TMPDIR=workdir)
+    if os.path.exists(_PRLIMIT):
+        pid = os.posix_spawn(_PRLIMIT, ["prlimit", f"--as={memory}:{memory}", "--", "/proc/self/fd/3"], env,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, fd, 3)])
+    else:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+                os.execve(fd, ["solution"], env)
+            finally:
+                os._exit(127)
     while True:
         try:
             _pid, status, rusage = os.wait4(pid, 0)

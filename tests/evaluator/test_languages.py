@@ -67,6 +67,14 @@ def test_it_gives_re_to_a_c_program_that_aborts() -> None:
     assert "SIGABRT" in verdict["tests"][0]["message"]
 
 
+def test_it_gives_tle_and_re_to_cpp_programs_that_loop_or_throw() -> None:
+    loop = "int main(){volatile unsigned long x=0;for(;;)x++;}\n"
+    throw = "#include <stdexcept>\nint main(){throw std::runtime_error(\"boom\");}\n"
+    tle, re = judge_batch([case(loop, "cpp", time_limit_s=0.5), case(throw, "cpp")], config=FAST)
+    assert (tle["verdict"], re["verdict"]) == ("TLE", "RE")
+    assert "boom" in re["tests"][0]["stderr"]
+
+
 def test_it_compiles_a_source_once_and_counts_the_cache_hit() -> None:
     judge_batch([case(C_SUM, "c", id="first"), case(C_SUM, "c", id="second")], config=FAST)
     judge_case(case(C_SUM, "c"), config=FAST)
