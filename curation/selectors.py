@@ -151,6 +151,8 @@ class ReleaseFilter:
         values: dict[str, Any] = {}
         for key, raw in spec.items():
             if key in ("platforms", "difficulties", "stages", "io_modes", "tags"):
+                if raw is not None and not isinstance(raw, str | list | tuple):  # 5, {...}: not a list
+                    raise ValueError(f"{key} must be a list of strings")
                 items = [raw] if isinstance(raw, str) else list(raw or [])
                 if not all(isinstance(x, str) for x in items):
                     raise ValueError(f"{key} must be a list of strings")

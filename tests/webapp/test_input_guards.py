@@ -92,3 +92,16 @@ def test_it_documents_nullable_creators_and_error_responses_in_the_schema(api_as
     detail = schema["paths"]["/api/runs/{id}/"]["get"]["responses"]
     assert {"200", "401", "403", "404"} <= set(detail)
     assert "400" in schema["paths"]["/api/runs/check/"]["post"]["responses"]
+
+
+@pytest.mark.parametrize(
+    "url,body,field",
+    [("/api/releases/", {"name": "r", "filter_spec": {"platforms": 5}}, "filter_spec"),
+     ("/api/releases/", {"name": "r", "filter_spec": {"tags": {"a": 1}}}, "filter_spec"),
+     ("/api/evaluations/verify-references/", {"filter": {"stages": 5}}, "filter")],
+)
+def test_it_refuses_a_release_filter_of_the_wrong_type_naming_it(
+    api_as: Any, admin_user: Any, url: str, body: Any, field: str
+) -> None:
+    response = api_as(admin_user).post(url, body, format="json")
+    assert response.status_code == 400 and "must be a list of strings" in response.json()[field][0]
