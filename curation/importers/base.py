@@ -29,7 +29,7 @@ __all__ = [
 
 #: Checker kinds a record may carry. ``assert`` is the HumanEval/MBPP convention documented in
 #: ``curation.importers.humaneval``; the others are the evaluator's (DESIGN.md section 4).
-CHECKER_KINDS = frozenset({"lenient", "strict", "icpc", "assert"})
+CHECKER_KINDS = frozenset({"lenient", "strict", "icpc", "assert", "program"})
 
 #: Flags of the ICPC default output validator and the type of their value.
 ICPC_FLAG_TYPES: dict[str, type] = {
@@ -177,6 +177,13 @@ def _check_checker(checker: Any) -> str | None:
     kind = checker.get("kind")
     if kind not in CHECKER_KINDS:
         return f"checker kind must be one of {sorted(CHECKER_KINDS)}, got {kind!r}"
+    if kind == "program":  # a checker program (custom output validator / interactor), DESIGN.md section 4
+        from evaluator.checkers import parse_program_checker
+
+        try:
+            parse_program_checker(checker)
+        except ValueError as exc:
+            return f"checker program: {exc}"
     if kind == "icpc":
         for key, value in checker.items():
             if key == "kind":

@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from curation.importers.icpc import convert_package
 from evaluator.package import PackageError, judge_package, package_case
 
+from . import test_django_support as support
 from .conftest import FAST
 from .program_fixtures import (
     C_SUM,
@@ -171,3 +173,34 @@ def test_the_importer_marks_interactive_packages_and_keeps_c_references(guess_pa
     assert (record.checker["interactive"], record.checker["passes"]) == (True, 1)
     assert [t.output for t in record.tests] == ["", ""]
     assert [s.language for s in record.solutions] == ["c"]
+
+
+# the shared Django fixtures, bound here so pytest finds them in this module
+_eager_and_in_memory = support._eager_and_in_memory
+make_problem = support.make_problem
+
+
+@pytest.mark.django_db
+def test_a_stored_problem_with_a_validator_verifies_its_references(make_problem: Any, curator: Any) -> None:
+    from curation.models import ReferenceSolution
+    from evaluator.services import evaluation_run, references_verify
+
+    checker = {"kind": "program", "protocol": "icpc", "language": "cpp",
+               "sources": {"validator.cpp": PAIR_VALIDATOR_CPP, "validate.h": VALIDATE_H}}
+    problem = make_problem("pairs", tests=[("5\n", "2 3\n"), ("10\n", "5 5\n")],
+                           solutions=[PAIR_OTHER, PAIR_WRONG], checker=checker)
+    job = evaluation_run(job_id=references_verify(problem_ids=[problem.pk], user=curator, enqueue=False).pk)
+    verdicts = list(ReferenceSolution.objects.filter(problem=problem).order_by("order").values_list("verdict", flat=True))
+    assert verdicts == ["AC", "WA"]
+    assert job.results[0]["outcome"] == "passed"
+
+
+def test_the_import_refuses_a_checker_program_without_source(pair_package: Path) -> None:
+    from curation.importers.base import check_record
+
+    (pair_package / "problem_statement").mkdir()
+    (pair_package / "problem_statement" / "problem.en.md").write_text("Print two numbers summing to n.")
+    record = convert_package(pair_package)
+    assert check_record(record) is None
+    record.checker = {"kind": "program", "language": "cpp"}
+    assert check_record(record) == "checker program: 'source' (the checker program's text) is missing"
