@@ -186,9 +186,9 @@ class _Program:
                 os.dup2(self.exe_fd, 3, inheritable=False)
             os.closerange(4 if self.exe_fd >= 0 else 3, 1 << 16)
             if self.uid is not None:
-                os.setgroups([])
-                os.setresgid(self.uid, self.uid, self.uid)
-                os.setresuid(self.uid, self.uid, self.uid)
+                # as the runner does: in the rlimit fallback with a private interpreter (/root/.pyenv)
+                # keep only CAP_DAC_READ_SEARCH so a Python checker can still start
+                _drop_privileges(self.uid, bool(self.worker.cfg.get("keep_read")))
             cpu = max(1, int(limits["cpu_s"] + 0.999))
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
             memory = int(limits["memory_mb"]) * _MB
@@ -286,6 +286,14 @@ class _Program:
         if self.supervisor > 0:
             _reap(self.supervisor)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _drop_privileges(uid: int, keep_read: bool) -> None:
+    try:
+        from ._runner import _drop_to
+    except ImportError:  # inside the sandbox, as a top-level module
+        from _runner import _drop_to  # type: ignore[no-redef]
+    _drop_to(uid, uid, keep_read)
 
 
 def _seccomp_filter() -> None:

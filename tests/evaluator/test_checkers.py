@@ -135,3 +135,12 @@ def test_it_applies_the_solutions_system_call_filter_to_checkers() -> None:
     verdict = judge_case({"code": PY_SUM, "tests": SUM_TESTS[:1], "checker": checker_spec(unshare, "python")},
                          config=FAST)
     assert verdict["verdict"] == "AC"
+
+
+def test_it_runs_a_python_checker_in_the_rlimit_fallback_too() -> None:
+    from evaluator.sandbox import SandboxConfig
+
+    fallback = replace(FAST, sandbox=SandboxConfig(mode="rlimit"))
+    accept = checker_spec("import sys\nsys.exit(42)\n", "python")
+    verdict = judge_case({"code": PY_SUM, "tests": SUM_TESTS[:1], "checker": accept}, config=fallback)
+    assert (verdict["verdict"], verdict["sandbox"]) == ("AC", "rlimit")
