@@ -1,17 +1,19 @@
 """Whole-solution accounting measured from /proc: the CPU time and memory of *every* process of a
 solution count against its limits, not only the runner's.
 
-The judge's machines do not all offer a delegated cgroup v2 hierarchy (the dev container has a cgroup v1
-hybrid whose unified hierarchy has no controllers, and bubblewrap gives the worker no cgroup of its
-own), so the worker measures instead, while a test runs and once more at its end:
+The judge's machines do not all offer delegated cgroup controllers (the dev container has a cgroup v1
+hybrid whose unified hierarchy has no controllers), so the worker measures, while a test runs and once
+more at its end:
 
 - CPU: the runner's own and reaped-children time, plus the same for every other live (or zombie)
   process of the solution, plus the exact rusage of orphans the worker reaps itself (a double-forked
   helper is re-parented to the worker: pid 1 of the sandbox, or a child subreaper in the fallback),
   plus the last time seen of helpers that vanished without being waited for (their parent ignores
   SIGCHLD, so the kernel drops their time). Each process's stat already covers the children it waited
-  for, so nothing is counted twice. A helper that is born, burns CPU and is auto-reaped between two
-  samples is missed: sampling is every 20 ms while helpers exist.
+  for, so nothing is counted twice. Where the judge could give the worker a cgroup v2
+  (:mod:`evaluator._cgroup`; no controller is needed), the runner cgroup's ``cpu.stat`` counts every
+  process the solution ever had, exactly, and the larger figure applies. Without it, a helper that is
+  born, burns CPU and is auto-reaped between two samples is missed (every 20 ms while helpers exist).
 - memory: the proportional set size of anonymous and shared-memory pages of every process
   (``Pss_Anon + Pss_Shmem`` from smaps_rollup, so pages a fork shares copy-on-write are not counted
   twice; ``statm`` resident minus file-backed pages when smaps is not readable), plus System V shared
@@ -43,6 +45,20 @@ def proc_stat(pid: int) -> tuple[int, float, int] | None:
         return int(rest[19]), ticks / _CLK_TCK, int(rest[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def cgroup_cpu(stat_path: str | None) -> float | None:
+    """CPU seconds ever spent in a cgroup v2 (``usage_usec`` of its cpu.stat), None when unreadable."""
+    if not stat_path:
+        return None
+    try:
+        with open(stat_path, "rb") as fh:
+            for line in fh:
+                if line.startswith(b"usage_usec "):
+                    return int(line.split()[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _ignores_sigchld(pid: int) -> bool:
@@ -136,7 +152,7 @@ class Usage:
     """The running totals of one solution over one test (or its load)."""
 
     def __init__(self, runner: Any, list_pids: Callable[[], list[int]], shm_uid: int | None,
-                 own_files: frozenset[tuple[int, int]], memory_base: int) -> None:
+                 own_files: frozenset[tuple[int, int]], memory_base: int, cgroup: str | None = None) -> None:
         self.runner = runner  # a _procs.RunnerHandle: wait status and rusage land there when we reap it
         self.list_pids = list_pids
         self.shm_uid = shm_uid
@@ -147,6 +163,8 @@ class Usage:
         self.lost = 0.0
         first = proc_stat(runner.pid)
         self.cpu0 = first[1] if first else 0.0
+        self.cgroup_stat = os.path.join(cgroup, "cpu.stat") if cgroup else None
+        self.cgroup0 = cgroup_cpu(self.cgroup_stat)
         self.helpers = False
 
     def reap_orphans(self) -> None:
@@ -177,7 +195,11 @@ class Usage:
                 self.lost += last  # auto-reaped: the kernel kept its time nowhere
         self.seen = current
         self.helpers = len(current) > 1
-        return max(0.0, sum(v[0] for v in current.values()) + self.reaped + self.lost - self.cpu0)
+        sampled = sum(v[0] for v in current.values()) + self.reaped + self.lost - self.cpu0
+        exact = cgroup_cpu(self.cgroup_stat)
+        if exact is not None and self.cgroup0 is not None:
+            sampled = max(sampled, exact - self.cgroup0)
+        return max(0.0, sampled)
 
     def exceeds(self, limit: int) -> bool:
         """Whether the solution holds more than ``limit`` bytes beyond the runner's own footprint when it

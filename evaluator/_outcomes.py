@@ -12,7 +12,7 @@ import signal
 from typing import Any
 
 #: reply fields a runner may send besides ``status`` (all text) and ``parts`` (sizes of the blob)
-_TEXT_FIELDS = ("message", "exc", "code", "unencodable")
+_TEXT_FIELDS = ("message", "exc", "code", "unencodable", "n")
 _MAX_FIELD = 4096
 
 

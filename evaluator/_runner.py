@@ -135,6 +135,12 @@ class Runner:
                 fh.write("1000")  # under memory pressure the kernel kills the solution, not the judge
         except OSError:
             pass
+        if self.cfg.get("cgroup"):  # while still root: the solution's uid could not move itself back out
+            try:
+                with open(os.path.join(self.cfg["cgroup"], "cgroup.procs"), "w") as fh:
+                    fh.write("0")
+            except OSError:
+                pass  # the worker's sampled accounting still applies
         limits = self.sol["limits"]
         if self.cfg.get("drop_uid"):
             _drop_to(self.cfg["uid"], self.cfg["gid"], bool(self.cfg.get("keep_read")))
@@ -271,6 +277,8 @@ class Runner:
         except BaseException as exc:  # noqa: BLE001 - any failure of solution code is reported
             answer, parts = self._exception(exc), []
         self._finish_streams(stdout, stderr)
+        if isinstance(header.get("n"), str):  # the request's nonce: a frame the solution forged lacks it
+            answer = dict(answer, n=header["n"])
         self.reply(answer, parts)
 
     def _execute(self, kind: str, data: bytes) -> tuple[dict[str, Any], list[bytes]]:

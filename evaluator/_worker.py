@@ -223,15 +223,16 @@ class Worker:
             self._stop_runner()
         return outcome
 
-    def _await(self, cpu_limit: float, wall_limit: float,
-               own_files: frozenset[tuple[int, int]] = frozenset()) -> dict[str, Any]:
+    def _await(self, cpu_limit: float, wall_limit: float, own_files: frozenset[tuple[int, int]] = frozenset(),
+               nonce: str | None = None) -> dict[str, Any]:
         """Wait for the runner's next reply under the limits. Returns ``{"reply", "blob", "cpu_s",
         "wall_s", "killed" (None / "cpu" / "wall" / "memory" / ...), "dead" (bool)}``. CPU and memory are
         those of the whole solution (:mod:`_account`), measured while it runs and once more at the end."""
         runner = self.runner
         assert runner is not None and self.sol is not None
         start = time.monotonic()
-        usage = Usage(runner, self._solution_pids, self._shm_uid(), own_files, runner.memory_base)
+        usage = Usage(runner, self._solution_pids, self._shm_uid(), own_files, runner.memory_base,
+                      self.cfg.get("cgroup"))
         memory_limit = self.sol["limits"]["memory_mb"] << 20
         poller = select.poll()
         poller.register(runner.sock.fileno(), select.POLLIN)
@@ -261,7 +262,7 @@ class Worker:
                 step = min(step, 0.01)
             events = poller.poll(step * 1000)
             if any(fd == runner.sock.fileno() for fd, _ in events):
-                self._receive(runner, start + wall_limit + 0.05, max_blob, out)
+                self._receive(runner, start + wall_limit + 0.05, max_blob, out, nonce)
                 break
             if events or (runner.pidfd < 0 and runner.poll_dead()):
                 out["dead"] = True
@@ -287,7 +288,8 @@ class Worker:
         return out
 
     @staticmethod
-    def _receive(runner: RunnerHandle, deadline: float, max_blob: int, out: dict[str, Any]) -> None:
+    def _receive(runner: RunnerHandle, deadline: float, max_blob: int, out: dict[str, Any],
+                 nonce: str | None) -> None:
         """Read the runner's reply into ``out``. The socket is reachable by the solution, so anything
         that is not exactly one well-formed reply is the solution's doing: the runner is killed (RE)."""
         try:
@@ -302,7 +304,8 @@ class Worker:
             out["killed"], out["garbled"] = "protocol", True
         else:
             out["reply"] = checked_reply(out["reply"])
-            if out["reply"] is None or _pending(runner.sock):
+            forged = out["reply"] is None or (nonce is not None and out["reply"].get("n") != nonce)
+            if forged or _pending(runner.sock):
                 out["reply"], out["blob"] = None, b""
                 out["killed"], out["garbled"] = "protocol", True
 
@@ -341,10 +344,11 @@ class Worker:
             if kind == "stdin" and data:
                 os.pwrite(fds[0], data, 0)
             try:
-                proto.send(self.runner.sock, {"op": "test", "kind": kind}, [data] if kind != "stdin" else [],
-                           fds=fds)
+                nonce = os.urandom(8).hex()
+                proto.send(self.runner.sock, {"op": "test", "kind": kind, "n": nonce},
+                           [data] if kind != "stdin" else [], fds=fds)
                 own = frozenset((st.st_dev, st.st_ino) for st in map(os.fstat, fds))
-                outcome = self._await(limits["time_limit_s"], limits["wall_limit_s"], own)
+                outcome = self._await(limits["time_limit_s"], limits["wall_limit_s"], own, nonce)
             except OSError:
                 self.runner.kill()
                 outcome = {"reply": None, "blob": b"", "killed": None, "dead": True, "cpu_s": 0.0,

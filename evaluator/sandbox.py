@@ -49,11 +49,12 @@ default thread stack.
 
 - kernel exploits through the system calls the filter allows (file, memory, socket, futex, ...);
   bubblewrap is not a VM;
-- CPU and memory *contention*: no cgroups are used (the dev box offers a cgroup v1 hybrid whose unified
-  hierarchy has no controllers, and bwrap gives the worker no delegated cgroup), so accounting is
-  *measured*: a helper that is forked, burns CPU and is auto-reaped within one 20 ms sample is missed;
-  a memory peak shorter than a sample (50 ms, 20 ms with helpers) is missed; kernel memory (page tables,
-  many small files or sockets) is not counted; memfds that are both mapped and held count twice;
+- CPU and memory *contention*: no cgroup controller limits anything (the dev box has a cgroup v1 hybrid
+  whose unified hierarchy has no controllers). A root judge gives each worker a cgroup v2 anyway
+  (:mod:`_cgroup`): its runner cgroup's ``cpu.stat`` makes CPU accounting exact; elsewhere a helper that
+  is forked, burns CPU and is auto-reaped within one 20 ms sample is missed. Memory is *measured*: a peak
+  shorter than a sample (50 ms, 20 ms with helpers) is missed; kernel memory (page tables, many small
+  files or sockets) is not counted; memfds that are both mapped and held count twice;
 - files: the working directory is wiped after each solution, not a fresh tmpfs (mounting one needs
   CAP_SYS_ADMIN, which the root worker deliberately lacks), and there is no inode cap (bwrap cannot set
   ``nr_inodes``): only the size of the private ``/tmp`` bounds them; ``/dev/shm`` is read-only, so
@@ -74,6 +75,7 @@ default thread stack.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -83,6 +85,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import _cgroup
 from . import _protocol as proto
 from ._bwrap import (
     _is_root,
@@ -147,6 +150,8 @@ class WorkerProcess:
         self.sock: socket.socket | None = None
         self._stderr: Any = None
         self._fallback_root: str | None = None
+        #: this worker's cgroup v2 (exact CPU accounting of its runners), when the machine allows one
+        self.cgroup: str | None = None
         self.seccomp = False
 
     # ------------------------------------------------------------------------------- lifecycle
@@ -179,9 +184,10 @@ class WorkerProcess:
             raise SandboxError(f"slot {self.slot}: a judge process has at most {UIDS_PER_PROCESS} slots")
         return self.config.uid_base + (os.getpid() % 1_000_000) * UIDS_PER_PROCESS + self.slot
 
-    def _init_config(self, mode: str, root: str, drop_uid: bool, keep_read: bool = False) -> dict[str, Any]:
+    def _init_config(self, mode: str, root: str, drop_uid: bool, keep_read: bool = False,
+                     cgroup: str | None = None) -> dict[str, Any]:
         return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "keep_read": keep_read,
-                "seccomp": self.config.seccomp,
+                "seccomp": self.config.seccomp, "cgroup": cgroup,
                 "uid": self._uid(),
                 "gid": self._uid(), "recursion_limit": self.config.recursion_limit,
                 "thread_stack_mb": self.config.thread_stack_mb, "preimport": list(self.config.preimport)}
@@ -201,11 +207,17 @@ class WorkerProcess:
         args += _parents("/judge/x", made)
         for name in _JUDGE_FILES:
             args += ["--ro-bind", str(_HERE / name), f"/judge/{name}"]
+        # only a root judge: a runner moves itself into the cgroup while still root, and the uid it then
+        # switches to cannot move out (cgroup.procs belongs to root)
+        self.cgroup = _cgroup.create(self.slot) if root else None
+        if self.cgroup:
+            args += ["--bind", self.cgroup, "/judge-cgroup"]
         args += ["--chdir", "/tmp"]
         for key, value in _SANDBOX_ENV.items():
             args += ["--setenv", key, value]
         self._spawn(args + [self.config.python, "-I", "-B", "/judge/_worker.py"], env={}, cwd="/",
-                    init=self._init_config("bwrap", "/tmp", drop_uid=root))
+                    init=self._init_config("bwrap", "/tmp", drop_uid=root,
+                                           cgroup="/judge-cgroup/runner" if self.cgroup else None))
         self.sandbox = "bwrap"
 
     def _start_rlimit(self) -> None:
@@ -218,10 +230,12 @@ class WorkerProcess:
         readable = all(_world_accessible(p) for p in needed)
         os.chmod(self._fallback_root, 0o711 if root else 0o700)
         env = dict(_SANDBOX_ENV, HOME=self._fallback_root)
+        self.cgroup = _cgroup.create(self.slot) if root else None
         self._spawn([self.config.python, "-I", "-B", str(_HERE / "_worker.py")], env=env,
                     cwd=self._fallback_root,
                     init=self._init_config("rlimit", self._fallback_root, drop_uid=root,
-                                           keep_read=root and not readable))
+                                           keep_read=root and not readable,
+                                           cgroup=os.path.join(self.cgroup, "runner") if self.cgroup else None))
         self.sandbox = "rlimit"
 
     def _spawn(self, cmd: list[str], env: dict[str, str], cwd: str, init: dict[str, Any]) -> None:
@@ -232,9 +246,12 @@ class WorkerProcess:
             self.proc = subprocess.Popen(
                 [*cmd, str(fd), str(self.config.stack_mb << 20)], stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=self._stderr, env=env, cwd=cwd, pass_fds=(fd,),
-                start_new_session=True, close_fds=True)
-        except OSError as exc:
+                start_new_session=True, close_fds=True,
+                preexec_fn=functools.partial(_cgroup.enter, self.cgroup) if self.cgroup else None)
+        except (OSError, subprocess.SubprocessError) as exc:
             ours.close()
+            _cgroup.remove(self.cgroup)
+            self.cgroup = None
             raise SandboxError(f"cannot start the worker: {exc}") from exc
         finally:
             theirs.close()
@@ -288,6 +305,8 @@ class WorkerProcess:
         if self._fallback_root:
             shutil.rmtree(self._fallback_root, ignore_errors=True)
             self._fallback_root = None
+        _cgroup.remove(self.cgroup)
+        self.cgroup = None
 
     close = kill
 

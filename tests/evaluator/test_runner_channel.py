@@ -70,12 +70,16 @@ def test_a_forged_accept_followed_by_the_real_reply_is_a_runtime_error() -> None
     assert v["verdict"] == "RE", v
 
 
-@requires_bwrap
-def test_a_forged_message_with_lone_surrogates_and_nuls_keeps_the_verdict_serializable() -> None:
-    header = '{"status": "exception", "exc": "\\ud800Error", "message": "\\u0000\\udfff\\ud83d"}'
-    v = judge(FORGE + f"forge({header!r}.encode())\ntime.sleep(30)\n")
-    assert v["verdict"] == "RE", v
+def test_an_exception_message_with_lone_surrogates_and_nuls_keeps_the_verdict_serializable() -> None:
+    v = judge('raise type("\\ud800Error", (Exception,), {})("\\x00\\udfff\\ud83d")\n')
+    assert v["verdict"] == "RE" and "Error" in v["tests"][0]["message"], v
     strict_json(v)
+
+
+@requires_bwrap
+def test_a_forged_reply_without_the_request_s_nonce_is_a_runtime_error() -> None:
+    v = judge(FORGE + 'forge(b\'{"status": "ok"}\')\ntime.sleep(30)\n')
+    assert (v["verdict"], v["tests"][0]["message"]) == ("RE", "the solution wrote garbage on the judge's channel"), v
 
 
 def test_odd_bytes_on_stdout_and_stderr_keep_the_batch_output_serializable() -> None:

@@ -4,6 +4,7 @@ memfds). One attack per test; the judge keeps serving afterwards."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Any
 
@@ -143,3 +144,47 @@ out = subprocess.run([sys.executable, "-c", "print(1)"], capture_output=True, te
 print(out.strip())
 """
     assert judge(code)["verdict"] == "AC"
+
+
+def cgroup_v2_available() -> bool:
+    from evaluator import _cgroup
+
+    path = _cgroup.create(999) if os.geteuid() == 0 else None
+    _cgroup.remove(path)
+    return path is not None
+
+
+requires_cgroup = pytest.mark.skipif(not cgroup_v2_available(), reason="no cgroup v2 hierarchy the judge may write")
+
+
+@requires_bwrap
+@requires_cgroup
+def test_cpu_of_auto_reaped_bursts_shorter_than_a_sample_counts_with_a_cgroup() -> None:
+    code = """
+import os, signal
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+r, w = os.pipe()
+for _ in range(150):
+    if os.fork() == 0:
+        x = 0
+        for i in range(150_000):                     # about 10 ms each, 1.5 s in all
+            x += i
+        os.write(w, b"x")
+        os._exit(0)
+    os.read(r, 1)
+print(1)
+"""
+    v = judge(code, config=PATIENT)
+    assert (v["verdict"], v["tests"][0].get("message")) == ("TLE", "cpu time limit exceeded"), v
+
+
+@requires_cgroup
+def test_a_worker_s_cgroup_is_removed_with_it() -> None:
+    from evaluator.sandbox import SandboxConfig, WorkerProcess
+
+    worker = WorkerProcess(SandboxConfig.from_env(), slot=901)
+    worker.start()
+    path = worker.cgroup
+    assert path is not None and os.path.isdir(path)
+    worker.kill()
+    assert not os.path.exists(path)
