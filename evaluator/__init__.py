@@ -7,7 +7,9 @@ use it as a library::
     verdicts = judge_batch(cases)                      # same order as cases
     rewards = [reward_from_verdict(v) for v in verdicts]  # None for infrastructure errors
 
-or from the shell: ``python -m evaluator judge|batch|compare`` (see ``evaluator.cli``).
+or from the shell: ``python -m evaluator judge|batch|compare|package`` (see ``evaluator.cli``). Cases may be
+C or C++ (:mod:`evaluator.languages`), carry a checker program (:mod:`evaluator.checkers`) or be
+interactive (:mod:`evaluator.interactive`); ICPC/Kattis packages are read by :mod:`evaluator.package`.
 """
 
 from __future__ import annotations
