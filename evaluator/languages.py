@@ -24,6 +24,7 @@ import hashlib
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -164,8 +165,20 @@ def compile_source(language: str, source: str, **kwargs: object) -> Compiled:
     return compile_sources(language, {name: source}, **kwargs)  # type: ignore[arg-type]
 
 
+def _trusted(folder: Path) -> bool:
+    """The cache directory is ours alone: a real directory owned by us that nobody else can write (a
+    shared /tmp must not let another user plant executables under a name we would run)."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 def _from_disk(key: str) -> Compiled | None:
     folder = cache_dir()
+    if not _trusted(folder):
+        return None
     try:
         binary = (folder / f"{key}.bin").read_bytes()
         return Compiled(True, binary, "", key, cached=True)
@@ -182,6 +195,8 @@ def _to_disk(result: Compiled) -> None:
     folder = cache_dir()
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _trusted(folder):
+            return
         suffix, data = (".bin", result.binary) if result.ok else (".ce", result.message.encode())
         tmp = folder / f".{result.key}.{os.getpid()}.{threading.get_ident()}"
         tmp.write_bytes(data)

@@ -88,6 +88,17 @@ def test_it_reuses_the_disk_cache_in_a_fresh_process_state() -> None:
     assert languages.cache_stats() == {"compiles": 0, "hits": 1}
 
 
+def test_it_ignores_a_cache_directory_others_can_write(tmp_path: Path) -> None:
+    shared = tmp_path / "compile-cache"
+    shared.mkdir(mode=0o777)
+    shared.chmod(0o777)  # e.g. planted in a shared /tmp by another user
+    key = languages.source_key("c", {"main.c": C_SUM})
+    (shared / f"{key}.ce").write_text("planted")
+    verdict = judge_case(case(C_SUM, "c"), config=FAST)
+    assert verdict["verdict"] == "AC"
+    assert languages.cache_stats() == {"compiles": 1, "hits": 0}
+
+
 def test_it_caches_compile_errors_too() -> None:
     judge_case(case(C_BROKEN, "c"), config=FAST)
     assert judge_case(case(C_BROKEN, "c"), config=FAST)["verdict"] == "CE"
