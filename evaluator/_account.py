@@ -148,11 +148,18 @@ def unattached_shm(uid: int | None) -> int:
     return total
 
 
+def fs_usage(root: str) -> tuple[int, int]:
+    """(bytes, inodes) in use on the file system of ``root`` (the worker's private tmpfs)."""
+    st = os.statvfs(root)
+    return (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_files - st.f_ffree
+
+
 class Usage:
     """The running totals of one solution over one test (or its load)."""
 
     def __init__(self, runner: Any, list_pids: Callable[[], list[int]], shm_uid: int | None,
-                 own_files: frozenset[tuple[int, int]], memory_base: int, cgroup: str | None = None) -> None:
+                 own_files: frozenset[tuple[int, int]], memory_base: int, cgroup: str | None = None,
+                 fs_root: str | None = None) -> None:
         self.runner = runner  # a _procs.RunnerHandle: wait status and rusage land there when we reap it
         self.list_pids = list_pids
         self.shm_uid = shm_uid
@@ -165,6 +172,9 @@ class Usage:
         self.cpu0 = first[1] if first else 0.0
         self.cgroup_stat = os.path.join(cgroup, "cpu.stat") if cgroup else None
         self.cgroup0 = cgroup_cpu(self.cgroup_stat)
+        #: (root, bytes, inodes) of the private tmpfs when the test began: files written count as memory
+        #: (a tmpfs lives in memory); those of earlier tests stay bounded by the tmpfs size
+        self.fs = (fs_root, *fs_usage(fs_root)) if fs_root else None
         self.helpers = False
 
     def reap_orphans(self) -> None:
@@ -201,12 +211,18 @@ class Usage:
             sampled = max(sampled, exact - self.cgroup0)
         return max(0.0, sampled)
 
+    def files_over(self, cap: int) -> bool:
+        """Whether the solution created more than ``cap`` files and directories (an inode cap)."""
+        return self.fs is not None and fs_usage(self.fs[0])[1] - self.fs[2] > cap
+
     def exceeds(self, limit: int) -> bool:
         """Whether the solution holds more than ``limit`` bytes beyond the runner's own footprint when it
         became ready. Resident sizes (cheap, from statm) bound the proportional ones from above, so the
         costly smaps_rollup is read only when that bound is over the limit."""
         pids = self.list_pids()
         extra = unattached_shm(self.shm_uid) + held_files(pids, self.own_files) - self.memory_base
+        if self.fs is not None:  # files the solution wrote live in memory too (tmpfs)
+            extra += max(0, fs_usage(self.fs[0])[0] - self.fs[1])
         if sum(_resident(pid) for pid in pids) + extra <= limit:
             return False
         return sum(process_memory(pid) for pid in pids) + extra > limit

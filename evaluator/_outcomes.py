@@ -47,6 +47,8 @@ def death(outcome: dict[str, Any], limits: dict[str, Any], call_like: bool) -> d
         return {"status": "OLE", "message": "result larger than the output limit"}
     if outcome.get("garbled"):
         return {"status": "RE", "message": "the solution wrote garbage on the judge's channel"}
+    if outcome["killed"] == "files":
+        return {"status": "OLE", "message": "too many files (the working directory's inode limit)"}
     if outcome["killed"] == "memory":
         return {"status": "MLE", "message": "memory limit exceeded (all processes, shared memory and memfds "
                                             "of the solution together)"}
@@ -95,7 +97,7 @@ def test_reply(outcome: dict[str, Any], kind: str, limits: dict[str, Any], out_l
     if out_len > limits["output_limit"] or len(outcome["blob"]) > limits["output_limit"] \
             or outcome.get("oversize"):
         return {"status": "OLE", "message": "output limit exceeded"}
-    if outcome["killed"] == "memory":
+    if outcome["killed"] in ("memory", "files"):
         return death(outcome, limits, call_like=kind != "stdin")
     if outcome["cpu_s"] > limits["time_limit_s"]:
         return {"status": "TLE", "message": "cpu time limit exceeded"}

@@ -232,7 +232,8 @@ class Worker:
         assert runner is not None and self.sol is not None
         start = time.monotonic()
         usage = Usage(runner, self._solution_pids, self._shm_uid(), own_files, runner.memory_base,
-                      self.cfg.get("cgroup"))
+                      self.cfg.get("cgroup"), self.sol.get("fs"))
+        max_files = self.sol["limits"].get("max_files", 10_000)
         memory_limit = self.sol["limits"]["memory_mb"] << 20
         poller = select.poll()
         poller.register(runner.sock.fileno(), select.POLLIN)
@@ -255,6 +256,9 @@ class Worker:
                 if usage.exceeds(memory_limit):
                     out["killed"] = "memory"
                     break
+                if usage.files_over(max_files):
+                    out["killed"] = "files"
+                    break
             step = min(wall_limit - (now - start), max(cpu_limit - cpu, 0.005), _MEMORY_EVERY_S) + 0.002
             if usage.helpers:  # several processes spend the remaining CPU budget faster than wall time
                 step = min(step, 0.02)
@@ -271,6 +275,8 @@ class Worker:
         if not out["killed"]:  # helpers may still hold memory or have spent CPU since the last sample
             if usage.exceeds(memory_limit):
                 out["killed"] = "memory"
+            elif usage.files_over(max_files):
+                out["killed"] = "files"
             elif cpu > cpu_limit:
                 out["killed"] = "cpu"
         out["cpu_s"] = cpu
@@ -319,7 +325,9 @@ class Worker:
         if self.cfg.get("drop_uid"):
             os.chown(workdir, self.cfg["uid"], self.cfg["gid"])
         self.sol = {"code": code, "mode": header["mode"], "fn_name": header.get("fn_name"),
-                    "limits": header["limits"], "workdir": workdir}
+                    "limits": header["limits"], "workdir": workdir,
+                    # the private tmpfs is ours alone under bwrap: its usage is the solution's files
+                    "fs": self.root if self.in_pid_ns else None}
         self.ctl_reply(load_reply(self._spawn(), header["limits"]))
 
     def op_run(self, header: dict[str, Any], data: bytes) -> None:

@@ -56,9 +56,11 @@ default thread stack.
   shorter than a sample (50 ms, 20 ms with helpers) is missed; kernel memory (page tables, many small
   files or sockets) is not counted; memfds that are both mapped and held count twice;
 - files: the working directory is wiped after each solution, not a fresh tmpfs (mounting one needs
-  CAP_SYS_ADMIN, which the root worker deliberately lacks), and there is no inode cap (bwrap cannot set
-  ``nr_inodes``): only the size of the private ``/tmp`` bounds them; ``/dev/shm`` is read-only, so
-  ``multiprocessing`` locks are unavailable;
+  CAP_SYS_ADMIN, which the root worker deliberately lacks, and bwrap cannot set ``nr_inodes``); instead
+  the worker reads the private ``/tmp``'s usage (statvfs): bytes a test writes count as memory and more
+  than ``Limits.max_files`` new inodes in a test is OLE. Files kept from earlier tests of the same
+  solution are bounded by the tmpfs size only. ``/dev/shm`` is read-only, so ``multiprocessing`` locks
+  are unavailable;
 - reading anything inside the bound system directories and the virtualenv (world-readable system files);
 - side channels between tests of one solution (they share a process by design) and, because a worker is
   reused, timing side channels between solutions;

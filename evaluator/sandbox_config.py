@@ -66,6 +66,8 @@ class Limits:
     output_limit: int = field(default=32 << 20, metadata={"help": "Bytes of stdout (and of a call result)."})
     nproc: int = field(default=64, metadata={"help": "Processes + threads the solution may hold."})
     nofile: int = field(default=256, metadata={"help": "Open file descriptors."})
+    max_files: int = field(default=10_000, metadata={
+        "help": "Files and directories a solution may hold in its private /tmp (an inode cap; bwrap only)."})
     load_limit_s: float = field(default=10.0, metadata={"help": "Compile + module execution (call mode)."})
     cpu_budget_s: float = field(default=120.0, metadata={"help": "RLIMIT_CPU backstop for one runner."})
     watchdog_grace_s: float = field(default=10.0, metadata={

@@ -188,3 +188,16 @@ def test_a_worker_s_cgroup_is_removed_with_it() -> None:
     assert path is not None and os.path.isdir(path)
     worker.kill()
     assert not os.path.exists(path)
+
+
+@requires_bwrap
+def test_files_written_to_the_working_directory_count_against_the_memory_limit() -> None:
+    code = """
+block = b"x" * (1 << 20)
+for n in range(300):                                 # 300 MB of 1 MB files on the in-memory tmpfs
+    with open(f"f{n}", "wb") as fh:
+        fh.write(block)
+print(1)
+"""
+    v = judge(code)
+    assert v["verdict"] == "MLE", v

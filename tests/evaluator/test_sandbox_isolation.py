@@ -89,3 +89,16 @@ print(found)
 """
     assert run(worker, leave) == ("OK", "['deep']\n")
     assert run(worker, look) == ("OK", "[]\n")
+
+
+@requires_bwrap
+def test_a_solution_that_creates_too_many_files_is_stopped(worker: WorkerProcess) -> None:
+    code = """
+import os
+for i in range(200):
+    os.mkdir(f"d{i}")
+    for j in range(100):
+        open(f"d{i}/{j}", "w").close()            # 20,000 empty files: no bytes, only inodes
+print("done")
+"""
+    assert run(worker, code)[0] == "OLE"
