@@ -31,9 +31,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 #: queues the project routes tasks to (settings.CELERY_TASK_ROUTES) plus the default one
 QUEUES = ("evaluate", "default", "gpu", "scoring")
-#: what the session's shared worker consumes: everything but ``gpu``, whose training tests start (and
-#: kill) workers of their own that must not share the queue with it
-SHARED_WORKER_QUEUES = ("evaluate", "default", "scoring")
+#: what the session's shared worker consumes: everything but ``gpu`` and ``scoring``, whose tests start
+#: (and kill) workers of their own, with their own environment, that must not share the queue with it
+SHARED_WORKER_QUEUES = ("evaluate", "default")
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 15.0
 
