@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import resource
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -31,7 +30,8 @@ from typing import Any
 if __package__:
     from . import _programs, _seccomp, calls
     from . import _protocol as proto
-    from ._account import Usage, has_ipc, process_memory, remove_ipc
+    from ._account import Usage, process_memory
+    from ._housekeeping import Housekeeping
     from ._outcomes import checked_reply, load_reply, test_reply
     from ._procs import RunnerHandle, _read_fd
     from ._runner import _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _prctl, runner_entry
@@ -41,7 +41,8 @@ else:  # running as a script inside the sandbox
     import _protocol as proto  # type: ignore[no-redef]
     import _seccomp  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
-    from _account import Usage, has_ipc, process_memory, remove_ipc  # type: ignore[no-redef]
+    from _account import Usage, process_memory  # type: ignore[no-redef]
+    from _housekeeping import Housekeeping  # type: ignore[no-redef]
     from _outcomes import checked_reply, load_reply, test_reply  # type: ignore[no-redef]
     from _procs import RunnerHandle, _read_fd  # type: ignore[no-redef]
     from _runner import _PR_SET_DUMPABLE, _PR_SET_PDEATHSIG, _prctl, runner_entry  # type: ignore[no-redef]
@@ -52,7 +53,7 @@ _MEMORY_EVERY_S = 0.05
 _STDERR_TAIL = 4096
 
 
-class Worker:
+class Worker(Housekeeping):
     """The worker's request loop (trusted)."""
 
     def __init__(self, ctl: socket.socket, cfg: dict[str, Any]) -> None:
@@ -78,131 +79,6 @@ class Worker:
 
         gc.collect()
         gc.freeze()  # everything so far is shared copy-on-write with the runners: keep the GC off it
-
-    # ------------------------------------------------------------------------------ housekeeping
-    def _kill_strays(self, keep: int | None) -> None:
-        """Kill every process the solution left behind except the runner ``keep``."""
-        me = os.getpid()
-        for _round in range(50):
-            victims = [pid for pid in self._descendants() if pid not in (me, keep)]
-            if not victims:
-                return
-            for pid in victims:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:
-                    pass
-            for pid in victims:
-                try:
-                    os.waitpid(pid, os.WNOHANG)
-                except ChildProcessError:
-                    pass
-            if _round:
-                time.sleep(0.002)
-
-    def _descendants(self) -> list[int]:
-        if self.in_pid_ns:  # everything in our pid namespace but us (pid 1)
-            return [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
-        # rlimit fallback: we are a child subreaper, so orphans of the solution become our children
-        me = os.getpid()
-        try:
-            with open(f"/proc/{me}/task/{me}/children") as fh:
-                return [int(p) for p in fh.read().split()]
-        except OSError:
-            return []
-
-    def _solution_pids(self) -> list[int]:
-        """Every process of the running solution (the runner first)."""
-        runner = self.runner.pid if self.runner is not None else -1
-        if self.in_pid_ns:
-            pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and p != "1"]
-        else:
-            pids = self._tree(os.getpid())
-        if self.cfg.get("drop_uid"):  # checker programs run under other uids: not the solution's
-            pids = [p for p in pids if p == runner or _real_uid(p) == self.cfg["uid"]]
-        return sorted(pids, key=lambda p: p != runner)
-
-    @staticmethod
-    def _tree(root: int) -> list[int]:
-        """Descendants of ``root`` (rlimit fallback, where the whole /proc is the host's)."""
-        out: list[int] = []
-        todo = [root]
-        while todo:
-            pid = todo.pop()
-            try:
-                tasks = os.listdir(f"/proc/{pid}/task")
-            except OSError:
-                continue
-            for task in tasks:
-                try:
-                    with open(f"/proc/{pid}/task/{task}/children") as fh:
-                        kids = [int(k) for k in fh.read().split()]
-                except OSError:
-                    continue
-                out += kids
-                todo += kids
-        return out
-
-    def _shm_uid(self) -> int | None:
-        """Whose System V segments are the solution's: all of our private IPC namespace (None), else the
-        runner's uid; -1 (none) when the runner shares the judge's uid on the host."""
-        if self.in_pid_ns:
-            return None
-        return self.cfg["uid"] if self.cfg.get("drop_uid") else -1
-
-    def _clean_ipc(self) -> None:
-        """Remove the System V IPC objects the solution left (the next one must not see them). Removing
-        needs the owner's uid, so a child switches to the runner's uid first."""
-        uid = self._shm_uid()
-        if uid == -1 or not has_ipc(uid):
-            return
-        if not self.cfg.get("drop_uid"):
-            remove_ipc(uid)
-            return
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setresgid(self.cfg["gid"], self.cfg["gid"], self.cfg["gid"])
-                os.setresuid(self.cfg["uid"], self.cfg["uid"], self.cfg["uid"])
-                remove_ipc(self.cfg["uid"])
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-
-    def _kill_uid(self) -> None:
-        """Fallback mode only: kill everything owned by the runner's uid (escapes via setsid)."""
-        if self.in_pid_ns or not self.cfg.get("drop_uid"):
-            return
-        pid = os.fork()
-        if pid == 0:
-            try:
-                os.setresgid(self.cfg["gid"], self.cfg["gid"], self.cfg["gid"])
-                os.setresuid(self.cfg["uid"], self.cfg["uid"], self.cfg["uid"])
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
-
-    def _stop_runner(self) -> None:
-        if self.runner is not None:
-            self.runner.close()
-            self.runner = None
-        self._kill_uid()
-        self._kill_strays(None)
-        self._clean_ipc()
-
-    def _wipe(self) -> None:
-        for name in os.listdir(self.root):
-            if name in self.keep:
-                continue
-            path = os.path.join(self.root, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
 
     # ---------------------------------------------------------------------------------- runners
     def _spawn(self) -> dict[str, Any]:
@@ -407,17 +283,6 @@ class Worker:
             else:
                 break
         self._stop_runner()
-
-
-def _real_uid(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
-                if line.startswith(b"Uid:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError, IndexError):
-        pass
-    return -1
 
 
 def _pending(sock: socket.socket) -> bool:
