@@ -11,6 +11,8 @@ from webapp.roles import user_roles
 
 #: close code for a frame that is not JSON text (the 4000-4999 range is the application's)
 CLOSE_BAD_FRAME = 4400
+#: close code of a socket refused for its user (no role, not logged in) or for an unknown object
+CLOSE_NOT_ALLOWED = 4403
 
 
 class GroupForwardConsumer(AsyncJsonWebsocketConsumer):
@@ -28,7 +30,11 @@ class GroupForwardConsumer(AsyncJsonWebsocketConsumer):
         user = self.scope.get("user")
         roles = await database_sync_to_async(user_roles)(user)
         if self.role not in roles or not await self.allowed():
-            await self.close(code=4403)
+            # Accept, then close with the code: a socket closed during the handshake reaches a browser
+            # as a bare 1006 with no reason, and the page would keep reconnecting to a stream it may
+            # never read. With 4403 it stops and says "not allowed".
+            await self.accept()
+            await self.close(code=CLOSE_NOT_ALLOWED)
             return
         self._group = self.group_name()
         await self.channel_layer.group_add(self._group, self.channel_name)

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.test import Client
 
 from curation.services.difficulty import scoring_create, scoring_run
+from tests.support.ws import refusal_code
 from webapp import realtime
 
 from .difficulty_support import catalogue, scored
@@ -45,12 +46,9 @@ def test_it_refuses_a_listener_without_a_role(import_records: Any, outsider: Any
     headers = _headers(outsider)
 
     async def scenario() -> Any:
-        communicator = _communicator(job.pk, headers)
-        result = await communicator.connect(timeout=5)
-        await communicator.disconnect()
-        return result
+        return await refusal_code(_communicator(job.pk, headers))
 
-    assert async_to_sync(scenario)() == (False, 4403)
+    assert async_to_sync(scenario)() == 4403
 
 
 @pytest.mark.django_db(transaction=True)

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.test import Client
 
 from curation.models import ImportBatch, ImportStatus
+from tests.support.ws import refusal_code
 from webapp import realtime
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -56,10 +57,21 @@ def test_it_sends_a_viewer_the_stored_counts_on_joining(viewer: Any) -> None:
     assert (frame["data"]["rows"], frame["data"]["imported"], frame["data"]["last_committed_row"]) == (40, 30, 40)
 
 
+def _refused(batch_id: int, user: Any | None) -> int | None:
+    from webapp.asgi import application
+
+    headers = _headers(user)
+
+    async def scenario() -> int | None:
+        return await refusal_code(WebsocketCommunicator(application, f"/ws/imports/{batch_id}/", headers=headers))
+
+    return async_to_sync(scenario)()
+
+
 def test_it_refuses_a_user_without_a_role(outsider: Any) -> None:
     batch = ImportBatch.objects.create(format="mbpp", filename="x.jsonl", path="/x")
-    assert _first_frame(batch.pk, outsider) == (False, 4403)
+    assert _refused(batch.pk, outsider) == 4403
 
 
 def test_it_refuses_an_unknown_batch(viewer: Any) -> None:
-    assert _first_frame(999_999, viewer) == (False, 4403)
+    assert _refused(999_999, viewer) == 4403

@@ -19,6 +19,7 @@ from django.test import Client
 
 from evaluator.models import EvaluationJob
 from evaluator.services import evaluation_run, evaluation_submit
+from tests.support.ws import refusal_code
 from webapp import realtime
 
 from . import test_django_support as support
@@ -58,28 +59,25 @@ def _connect(job_id: int, headers: list[tuple[bytes, bytes]]) -> WebsocketCommun
     return WebsocketCommunicator(application, f"/ws/evaluations/{job_id}/", headers=headers)
 
 
-def _refused(job_id: int, user: Any | None) -> tuple[bool, Any]:
+def _refused(job_id: int, user: Any | None) -> int | None:
     headers = _browser_headers(user)  # logging in is synchronous: do it before entering the event loop
 
-    async def scenario() -> tuple[bool, Any]:
-        communicator = _connect(job_id, headers)
-        connected, code = await communicator.connect(timeout=5)
-        await communicator.disconnect()
-        return connected, code
+    async def scenario() -> int | None:
+        return await refusal_code(_connect(job_id, headers))
 
     return _run(scenario)
 
 
 def test_it_refuses_an_anonymous_listener(job: EvaluationJob) -> None:
-    assert _refused(job.pk, None) == (False, 4403)
+    assert _refused(job.pk, None) == 4403
 
 
 def test_it_refuses_a_user_without_a_role(job: EvaluationJob, outsider: Any) -> None:
-    assert _refused(job.pk, outsider) == (False, 4403)
+    assert _refused(job.pk, outsider) == 4403
 
 
 def test_it_refuses_a_socket_for_an_unknown_job(viewer: Any) -> None:
-    assert _refused(424242, viewer) == (False, 4403)
+    assert _refused(424242, viewer) == 4403
 
 
 def test_it_sends_a_viewer_the_stored_status_on_joining(job: EvaluationJob, viewer: Any) -> None:

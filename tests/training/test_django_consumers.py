@@ -11,6 +11,7 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.urls import path
 
+from tests.support.ws import refusal_code
 from training import services
 from training.consumers import RunConsumer
 from training.models import TrainingRun
@@ -39,33 +40,24 @@ def _communicator(run_id: int, user: Any) -> WebsocketCommunicator:
 def test_it_refuses_an_anonymous_visitor(run: TrainingRun) -> None:
     from django.contrib.auth.models import AnonymousUser
 
-    async def go() -> tuple[bool, Any]:
-        comm = _communicator(run.pk, AnonymousUser())
-        connected, code = await comm.connect()
-        await comm.disconnect()
-        return connected, code
+    async def go() -> int | None:
+        return await refusal_code(_communicator(run.pk, AnonymousUser()))
 
-    assert _run_async(go) == (False, 4403)
+    assert _run_async(go) == 4403
 
 
 def test_it_refuses_a_user_without_a_role(run: TrainingRun, outsider: Any) -> None:
-    async def go() -> bool:
-        comm = _communicator(run.pk, outsider)
-        connected, _ = await comm.connect()
-        await comm.disconnect()
-        return connected
+    async def go() -> int | None:
+        return await refusal_code(_communicator(run.pk, outsider))
 
-    assert _run_async(go) is False
+    assert _run_async(go) == 4403
 
 
 def test_it_refuses_an_unknown_run(viewer: Any, db: object) -> None:
-    async def go() -> bool:
-        comm = _communicator(999_999, viewer)
-        connected, _ = await comm.connect()
-        await comm.disconnect()
-        return connected
+    async def go() -> int | None:
+        return await refusal_code(_communicator(999_999, viewer))
 
-    assert _run_async(go) is False
+    assert _run_async(go) == 4403
 
 
 def test_it_sends_the_status_and_latest_metrics_on_join(run: TrainingRun, viewer: Any) -> None:

@@ -13,6 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.urls import path
 
 from curation.models import Problem
+from tests.support.ws import refusal_code
 from training.consumers_evaluation import ModelEvaluationConsumer
 from training.models import EvalStatus, ModelEvaluation, ModelEvaluationProblem
 from training.services.evaluations import model_evaluation_create
@@ -231,8 +232,13 @@ def test_the_socket_sends_a_snapshot_on_join_then_forwards_progress(viewer: Any,
 
 @pytest.mark.django_db(transaction=True)
 def test_the_socket_refuses_an_outsider_and_an_unknown_evaluation(viewer: Any, outsider: Any) -> None:
-    assert _connect_and_read(424242, viewer) == 4403
-    assert _connect_and_read(424242, outsider) == 4403
+    async def refused(evaluation_id: int, user: Any) -> int | None:
+        comm = WebsocketCommunicator(_app, f"/ws/model-evaluations/{evaluation_id}/")
+        comm.scope["user"] = user
+        return await refusal_code(comm)
+
+    assert async_to_sync(refused)(424242, viewer) == 4403
+    assert async_to_sync(refused)(424242, outsider) == 4403
 
 
 def test_the_run_page_links_its_newest_checkpoint_to_a_preselected_form(

@@ -4,12 +4,13 @@
  *   var live = MicroLive.connect("/ws/runs/7/", {
  *     onMessage: function (msg) { ... },        // each {"type", "data"} frame, in order
  *     onOpen: function (reconnected) { ... },   // every (re)connect: resync what may have been missed
- *     onState: function (state) { ... },        // "connecting" | "live" | "reconnecting" | "not allowed" | "closed"
+ *     onState: function (state) { ... },        // "connecting" | "live" | "reconnecting" | "not allowed" | "not found" | "closed"
  *   });
  *   live.stop();                                // close for good (e.g. the job finished)
  *
  * Contract:
- * - A socket that closes for any reason but stop() or a refusal (close code 4403: not allowed) is
+ * - A socket that closes for any reason but stop() or a refusal (close code 4403: not allowed, 4404: no
+ *   such live stream; the server accepts and then closes so that the browser sees the code) is
  *   reopened after an exponential back-off with full jitter: a random delay in [0, min(maxDelayMs,
  *   minDelayMs * 2^attempt)], so many pages that lost the same server do not come back in lockstep.
  *   The attempt count resets once a socket stayed open for stableMs.
@@ -72,7 +73,11 @@
         handle.socket = null;
         if (queue) flush();
         if (handle.stopped) { onState("closed"); return; }
-        if (ev.code === 4403) { handle.stopped = true; onState("not allowed"); return; }
+        if (ev.code === 4403 || ev.code === 4404) {
+          handle.stopped = true;
+          onState(ev.code === 4403 ? "not allowed" : "not found");
+          return;
+        }
         if (openedAt && Date.now() - openedAt >= stableMs) handle.attempts = 0;
         openedAt = 0;
         var ceiling = Math.min(maxDelay, minDelay * Math.pow(2, handle.attempts));
