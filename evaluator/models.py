@@ -51,6 +51,9 @@ class EvaluationJob(models.Model):
     stop_on_first_failure = models.BooleanField(default=True)
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="Deliveries that started the job (redeliveries after a dead worker, retries)."
+    )
     results = models.JSONField(default=list, blank=True, help_text="Compact verdicts, one item per problem.")
     error = models.TextField(blank=True)
     celery_task_id = models.CharField(max_length=64, blank=True)

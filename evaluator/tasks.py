@@ -4,7 +4,8 @@ Thin: take the job id, call ``evaluation_run``. Retries live here: an infrastruc
 pool broke, the database went away) is retried with exponential back-off; after the last retry, when
 the soft time limit hits, or on any other error, the job is marked ``failed`` with the reason. A worker
 that dies mid-job leaves its message unacknowledged (``reject_on_worker_lost``): it is redelivered and
-the job starts over, so no job stays ``running``. Celery enforces time
+the job starts over, so no job stays ``running``; a job delivered more than ``EVALUATION_MAX_ATTEMPTS``
+times fails with that reason instead of killing workers forever. Celery enforces time
 limits only in the prefork pool (not with ``--pool=solo``); the judge's own per-test and per-solution
 limits always apply.
 """

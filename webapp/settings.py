@@ -252,6 +252,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600, minimum=1)
 EVALUATION_TASK_TIME_LIMIT = env_int("EVALUATION_TASK_TIME_LIMIT", 3600, minimum=1)
+#: deliveries of one evaluation job (redeliveries after a dead worker, infrastructure retries) before it fails
+EVALUATION_MAX_ATTEMPTS = env_int("EVALUATION_MAX_ATTEMPTS", 5, minimum=1)
 TRAINING_TASK_TIME_LIMIT = env_int("TRAINING_TASK_TIME_LIMIT", 7 * 24 * 3600, minimum=1)
 IMPORT_TASK_TIME_LIMIT = env_int("IMPORT_TASK_TIME_LIMIT", 3600, minimum=1)
 SCORING_TASK_TIME_LIMIT = env_int("SCORING_TASK_TIME_LIMIT", 6 * 3600, minimum=1)

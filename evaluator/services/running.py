@@ -93,12 +93,21 @@ def _start(job_id: int) -> EvaluationJob | None:
             return None
         if job.status == Status.RUNNING:
             log.warning("evaluation job %s was left running (worker restart or retry); starting over", job_id)
+        job.attempts += 1
+        if job.attempts > settings.EVALUATION_MAX_ATTEMPTS:
+            # a job that kills its workers (or keeps failing) must not be redelivered forever
+            job.save(update_fields=["attempts", "updated_at"])
+            evaluation_fail(job_id=job_id, error=(
+                f"gave up after {settings.EVALUATION_MAX_ATTEMPTS} deliveries: the job's workers kept dying "
+                "or its infrastructure kept failing (EVALUATION_MAX_ATTEMPTS)"))
+            return None
         job.status = Status.RUNNING
         job.started_at = timezone.now()
         job.progress_done = 0
         job.results = []
         job.error = ""
-        job.save(update_fields=["status", "started_at", "progress_done", "results", "error", "updated_at"])
+        job.save(update_fields=["status", "started_at", "progress_done", "results", "error", "attempts",
+                                "updated_at"])
         publish_progress(job)
         return job
 

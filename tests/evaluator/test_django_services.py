@@ -252,3 +252,20 @@ def test_it_fails_the_job_with_the_reason_when_its_data_cannot_be_judged(
 def test_it_routes_the_task_to_the_evaluate_queue() -> None:
     route = run_evaluation.app.amqp.router.route({}, run_evaluation.name, args=(1,), kwargs={})
     assert route["queue"].name == "evaluate"
+
+
+def test_it_starts_over_a_job_a_dead_worker_left_running(make_problem: Any, trainer: Any) -> None:
+    job = evaluation_submit(problem_id=make_problem().pk, code=CORRECT_ADD, user=trainer, enqueue=False)
+    EvaluationJob.objects.filter(pk=job.pk).update(status="running", attempts=1)  # its worker died
+    job = evaluation_run(job_id=job.pk)
+    assert (job.status, job.attempts) == ("succeeded", 2)
+
+
+def test_it_fails_a_job_whose_workers_keep_dying_after_the_last_allowed_delivery(
+    make_problem: Any, trainer: Any, settings: Any
+) -> None:
+    settings.EVALUATION_MAX_ATTEMPTS = 3
+    job = evaluation_submit(problem_id=make_problem().pk, code=CORRECT_ADD, user=trainer, enqueue=False)
+    EvaluationJob.objects.filter(pk=job.pk).update(status="running", attempts=3)  # three workers died on it
+    job = evaluation_run(job_id=job.pk)
+    assert job.status == "failed" and "EVALUATION_MAX_ATTEMPTS" in job.error and job.progress_done == 0
