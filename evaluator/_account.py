@@ -18,8 +18,10 @@ more at its end:
   (``Pss_Anon + Pss_Shmem`` from smaps_rollup, so pages a fork shares copy-on-write are not counted
   twice; ``statm`` resident minus file-backed pages when smaps is not readable), plus System V shared
   memory segments no process has attached, plus the size of every memfd or deleted file a solution
-  process holds open (the three test memfds excepted). Charged relative to the runner's own figure when
-  it became ready, like ``RLIMIT_AS`` is relative to the interpreter.
+  process holds open (the three test memfds excepted), plus the bytes a test writes to the private
+  tmpfs. Charged relative to the runner's resident size when it became ready (what it shares with the
+  worker is thereby free), like ``RLIMIT_AS`` is relative to the interpreter. Resident sizes are read
+  first (statm, cheap): smaps_rollup only when they are over the limit.
 
 Standard library only (bind-mounted into the sandbox next to _worker.py).
 """
@@ -91,7 +93,8 @@ def process_memory(pid: int) -> int:
         return 0
 
 
-def _resident(pid: int) -> int:
+def resident(pid: int) -> int:
+    """Resident bytes of ``pid`` (statm: cheap; an upper bound of its proportional share)."""
     try:
         with open(f"/proc/{pid}/statm", "rb") as fh:
             return int(fh.read().split()[1]) * _PAGE
@@ -176,6 +179,7 @@ class Usage:
         #: (a tmpfs lives in memory); those of earlier tests stay bounded by the tmpfs size
         self.fs = (fs_root, *fs_usage(fs_root)) if fs_root else None
         self.helpers = False
+        self.pids: list[int] = [runner.pid]  # as of the last cpu() sample, reused by exceeds()
 
     def reap_orphans(self) -> None:
         """Wait for every dead child of the worker: orphans' exact CPU, the runner's status."""
@@ -196,7 +200,8 @@ class Usage:
         """CPU seconds the solution spent since this test began."""
         self.reap_orphans()
         current: dict[tuple[int, int], tuple[float, int]] = {}
-        for pid in self.list_pids():
+        self.pids = self.list_pids()
+        for pid in self.pids:
             stat = proc_stat(pid)
             if stat is not None:
                 current[(pid, stat[0])] = (stat[1], stat[2])
@@ -218,12 +223,13 @@ class Usage:
     def exceeds(self, limit: int) -> bool:
         """Whether the solution holds more than ``limit`` bytes beyond the runner's own footprint when it
         became ready. Resident sizes (cheap, from statm) bound the proportional ones from above, so the
-        costly smaps_rollup is read only when that bound is over the limit."""
-        pids = self.list_pids()
+        costly smaps_rollup is read only when that bound is over the limit. Uses the processes of the
+        last :meth:`cpu` sample (the worker always samples CPU first)."""
+        pids = self.pids
         extra = unattached_shm(self.shm_uid) + held_files(pids, self.own_files) - self.memory_base
         if self.fs is not None:  # files the solution wrote live in memory too (tmpfs)
             extra += max(0, fs_usage(self.fs[0])[0] - self.fs[1])
-        if sum(_resident(pid) for pid in pids) + extra <= limit:
+        if sum(resident(pid) for pid in pids) + extra <= limit:
             return False
         return sum(process_memory(pid) for pid in pids) + extra > limit
 

@@ -30,7 +30,7 @@ from typing import Any
 if __package__:
     from . import _programs, _seccomp, calls
     from . import _protocol as proto
-    from ._account import Usage, process_memory
+    from ._account import Usage, resident
     from ._housekeeping import Housekeeping
     from ._outcomes import checked_reply, load_reply, test_reply
     from ._procs import RunnerHandle, _read_fd
@@ -41,7 +41,7 @@ else:  # running as a script inside the sandbox
     import _protocol as proto  # type: ignore[no-redef]
     import _seccomp  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
-    from _account import Usage, process_memory  # type: ignore[no-redef]
+    from _account import Usage, resident  # type: ignore[no-redef]
     from _housekeeping import Housekeeping  # type: ignore[no-redef]
     from _outcomes import checked_reply, load_reply, test_reply  # type: ignore[no-redef]
     from _procs import RunnerHandle, _read_fd  # type: ignore[no-redef]
@@ -90,11 +90,10 @@ class Worker(Housekeeping):
             runner_entry(child_sock, self.cfg, self.sol, self.prelude)
         child_sock.close()
         self.runner = RunnerHandle(pid, parent_sock)
-        self.runner.memory_base = process_memory(pid)
         limit = self.sol["limits"]["load_limit_s"]
         outcome = self._await(limit, limit)
         if self.runner is not None and not outcome["dead"]:
-            self.runner.memory_base = process_memory(pid)
+            self.runner.memory_base = resident(pid)
         if outcome["reply"] is None or outcome["reply"].get("status") != "ready":
             self._stop_runner()
         return outcome
@@ -118,9 +117,12 @@ class Worker(Housekeeping):
         out: dict[str, Any] = {"reply": None, "blob": b"", "killed": None, "dead": False}
         max_blob = 2 * self.sol["limits"]["output_limit"] + (1 << 20)
         last_memory = start
+        cpu, first = 0.0, True  # nothing spent yet: sampling starts after the first poll
         while True:
             now = time.monotonic()
-            cpu = usage.cpu()
+            if not first:
+                cpu = usage.cpu()
+            first = False
             if cpu > cpu_limit:
                 out["killed"] = "cpu"
                 break
