@@ -98,5 +98,39 @@
     return handle;
   }
 
-  global.MicroLive = { connect: connect };
+  /* onState for the page's "live" indicator: a dot (class "on" while live) and a word. */
+  function indicator(dot, word) {
+    var words = { live: "live", reconnecting: "reconnecting…", connecting: "connecting…",
+                  "not allowed": "not allowed", "not found": "not found" };
+    return function (s) {
+      if (dot) dot.classList.toggle("on", s === "live");
+      if (word) word.textContent = words[s] || "live updates off";
+    };
+  }
+
+  /*
+   * followJob: the live part of a job page (import, judge job, scoring, model evaluation).
+   *   MicroLive.followJob({ box: "job", event: "job.progress", onData: function (d) { ... } })
+   * The element with id `box` carries data-ws-path and data-status; nothing happens when the job has
+   * already ended (`terminal`, default succeeded/failed/cancelled). Each `event` frame goes to onData;
+   * a frame with a terminal status stops the socket and reloads, so the server renders the results.
+   * The indicator is #live-dot / #live-state. Returns the MicroLive handle (or null).
+   */
+  function followJob(opts) {
+    var box = document.getElementById(opts.box);
+    if (!box || !global.WebSocket) return null;
+    var terminal = opts.terminal || ["succeeded", "failed", "cancelled"];
+    if (terminal.indexOf(box.dataset.status) >= 0) return null;
+    var live = connect(box.dataset.wsPath, {
+      onState: indicator(document.getElementById("live-dot"), document.getElementById("live-state")),
+      onMessage: function (msg) {
+        if (msg.type !== opts.event) return;
+        opts.onData(msg.data, box);
+        if (terminal.indexOf(msg.data.status) >= 0) { live.stop(); global.location.reload(); }
+      },
+    });
+    return live;
+  }
+
+  global.MicroLive = { connect: connect, indicator: indicator, followJob: followJob };
 })(window);
