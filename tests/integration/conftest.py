@@ -245,6 +245,14 @@ def worker_argv(name: str, queues: Sequence[str], *, pool: str, concurrency: int
     ]
 
 
+def wait_until_redeliverable(sent_at: float, visibility_timeout_s: float = 3.0) -> None:
+    """Sleep until a message sent at ``sent_at`` (``time.monotonic()``) is older than the workers'
+    visibility timeout, so that a worker started now restores it in its start-up sweep of unacknowledged
+    messages. Kombu's next periodic sweep comes ~100 s later, so a kill that lands sooner than the timeout
+    (a quick job on a quiet machine) would otherwise leave the message waiting past the test's patience."""
+    time.sleep(max(0.0, sent_at + visibility_timeout_s + 1.0 - time.monotonic()))
+
+
 def worker_ready(service: Service) -> bool:
     return " ready." in service.log()
 

@@ -22,7 +22,7 @@ from tests.training.test_django_real_run import tiny_model  # noqa: F401 - the m
 from training.models import EvalStatus, ModelEvaluation, ModelEvaluationSample
 from training.services.evaluations import model_evaluation_create, model_evaluation_start
 
-from .conftest import Service, WorkerFactory
+from .conftest import Service, WorkerFactory, wait_until_redeliverable
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -66,6 +66,7 @@ def test_a_killed_evaluation_resumes_on_a_fresh_worker_with_every_sample_once(
     start_worker: WorkerFactory, tiny_model: Path, tmp_path: Path, trainer: Any  # noqa: F811
 ) -> None:
     release = make_release(tmp_path, toy_records())
+    sent_at = time.monotonic()
     evaluation = model_evaluation_create(
         user=trainer, engine="transformers", model=str(tiny_model), release_id=release.pk, k=K, max_tokens=8,
         temperature=1.0, top_p=1.0,
@@ -80,6 +81,7 @@ def test_a_killed_evaluation_resumes_on_a_fresh_worker_with_every_sample_once(
             for s in ModelEvaluationSample.objects.filter(evaluation_id=evaluation.pk)}
     assert KILL_AFTER_SAMPLES <= len(left) < 4 * K
 
+    wait_until_redeliverable(sent_at)
     second = start_worker("modeleval-2", queues=["gpu"], env=LEASE_ENV)
     done = _wait_for_end(evaluation.pk, second)
     assert done.status == EvalStatus.SUCCEEDED, done.reason

@@ -24,7 +24,7 @@ from curation.services.difficulty import scoring_create
 from tests.curation.conftest import make_record, write_jsonl
 from tests.support.openai_server import FakeOpenAIServer, Reply
 
-from .conftest import Service, WorkerFactory
+from .conftest import Service, WorkerFactory, wait_until_redeliverable
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -63,12 +63,14 @@ def test_a_scoring_whose_worker_is_killed_finishes_on_a_fresh_worker_with_every_
         env = {"CELERY_VISIBILITY_TIMEOUT": "3", "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "k",
                "DIFFICULTY_MODEL": "fake-model", "SCORING_CONCURRENCY": "2"}
         first = start_worker("scoring-1", queues=["scoring"], env=env)
+        sent_at = time.monotonic()
         job = scoring_create(backend="openai", filter_spec={}, samples=SAMPLES)  # committed: enqueued
         stored_at_kill = _kill_after(job.pk, KILL_AFTER_SAMPLES, first)
         requested_by_first = len(srv.requests)
         assert first.group_alive() == [] and stored_at_kill < PROBLEMS * SAMPLES
         assert ScoringJob.objects.get(pk=job.pk).status == "running"
 
+        wait_until_redeliverable(sent_at)
         second = start_worker("scoring-2", queues=["scoring"], env=env)
         deadline = time.monotonic() + 90
         while ScoringJob.objects.get(pk=job.pk).status == "running" and time.monotonic() < deadline:

@@ -25,7 +25,7 @@ from tests.training.test_django_real_run import tiny_model  # noqa: F401 - the m
 from training import selectors, services
 from training.models import Checkpoint, RunSample, RunStatus, TrainingRun
 
-from .conftest import Service, WorkerFactory
+from .conftest import Service, WorkerFactory, wait_until_redeliverable
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -87,6 +87,7 @@ def test_a_run_whose_worker_is_killed_resumes_on_a_fresh_worker_with_every_step_
         "max_response_length": 8, "max_prompt_length": 512, "samples_per_step": -1, "reward": {"workers": 1},
     }
     first = start_worker("training-1", queues=["gpu"], env=LEASE_ENV)
+    sent_at = time.monotonic()
     run = services.run_create(name="killed", config_dict=config)
     services.run_start(run_id=run.pk)  # committed: the task is on the gpu queue now
 
@@ -95,6 +96,7 @@ def test_a_run_whose_worker_is_killed_resumes_on_a_fresh_worker_with_every_step_
     assert killed_at.status == RunStatus.RUNNING and killed_at.attempts == 1
     assert killed_at.last_step is not None and KILL_AT_STEP <= killed_at.last_step < STEPS
 
+    wait_until_redeliverable(sent_at)
     second = start_worker("training-2", queues=["gpu"], env=LEASE_ENV)
     run = _wait_for(run.pk, lambda r: r.status == RunStatus.SUCCEEDED, "success", second)
 

@@ -29,7 +29,7 @@ from tests.curation.conftest import make_record, write_jsonl
 from tests.evaluator import test_django_support as support
 from tests.evaluator.test_django_support import verdict_of
 
-from .conftest import Service, WorkerFactory
+from .conftest import Service, WorkerFactory, wait_until_redeliverable
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -62,6 +62,7 @@ def test_an_import_whose_worker_is_killed_mid_file_is_finished_by_a_fresh_worker
     path = write_jsonl(tmp_path / "rows.jsonl", [make_record(f"p{i}", tests=2) for i in range(ROWS)])
     batch = ImportBatch.objects.create(format="microcoder", filename=path.name, path=str(path))
     first = start_worker("import-1", queues=["kill-imports"], env=REDELIVERY_ENV)
+    sent_at = time.monotonic()
     import_file.apply_async((batch.pk,), queue="kill-imports")
 
     # Kill while holding the batch row's lock: the worker writes its progress in the same transaction as
@@ -79,6 +80,7 @@ def test_an_import_whose_worker_is_killed_mid_file_is_finished_by_a_fresh_worker
     assert left.status == ImportStatus.RUNNING and left.last_committed_row is not None
     assert left.last_committed_row < ROWS and Problem.objects.count() == left.last_committed_row
 
+    wait_until_redeliverable(sent_at)
     second = start_worker("import-2", queues=["kill-imports"], env=REDELIVERY_ENV)
     done = _wait(lambda: ImportBatch.objects.get(pk=batch.pk), lambda b: b.is_finished, "finished import", second)
     assert done.status == ImportStatus.SUCCEEDED, done.message
@@ -93,11 +95,13 @@ def test_an_evaluation_whose_worker_is_killed_mid_job_is_judged_by_a_fresh_worke
 ) -> None:
     job = evaluation_submit(problem_id=make_problem().pk, code=SLOW_ADD, user=trainer, enqueue=False)
     first = start_worker("evaluate-1", queues=["kill-evals"], env=REDELIVERY_ENV)
+    sent_at = time.monotonic()
     run_evaluation.apply_async((job.pk,), queue="kill-evals")
     _wait(lambda: EvaluationJob.objects.get(pk=job.pk), lambda j: j.status == "running", "running job", first)
     first.kill()  # the worker, its pool child and the judge's sandbox processes, without any cleanup
     assert EvaluationJob.objects.get(pk=job.pk).status == "running"
 
+    wait_until_redeliverable(sent_at)
     second = start_worker("evaluate-2", queues=["kill-evals"], env=REDELIVERY_ENV)
     done = _wait(lambda: EvaluationJob.objects.get(pk=job.pk), lambda j: j.is_finished, "finished job", second)
     assert done.status == "succeeded", done.error
