@@ -69,7 +69,7 @@ def test_it_breaks_ties_reproducibly_by_seed() -> None:
     assert a.dropped == b.dropped and len(a.kept) == 2
 
 
-@pytest.mark.skipif(not DATA.exists(), reason="/work/shared/data is absent")
+@pytest.mark.skipif(not DATA.exists(), reason="../shared/data (LeetCodeDataset) is absent")
 def test_it_reaches_the_target_hard_share_on_real_leetcode_problems() -> None:
     from curation.importers import get_importer
 
