@@ -43,7 +43,7 @@ class TrainingRun(models.Model):
     trainer runs with; ``warnings`` are the insight warnings ``check_config`` raised at creation.
     ``last_step``/``latest_metrics`` are a denormalized snapshot of the newest recorded step so list
     pages and the websocket join need no metric-chunk reads. ``lease_owner``/``heartbeat_at`` are the
-    execution lease (``training.services.runs``): at most one live worker trains a run at a time.
+    execution lease (``training.services.run_execution``): at most one live worker trains a run at a time.
     """
 
     name = models.CharField(max_length=200)

@@ -22,7 +22,7 @@ from celery import shared_task
 from django.conf import settings
 
 from training.services.lease import lease_recheck_countdown
-from training.services.runs import run_attempt
+from training.services.run_execution import run_attempt
 
 log = logging.getLogger(__name__)
 

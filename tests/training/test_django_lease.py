@@ -23,7 +23,7 @@ from training import selectors, services
 from training.models import RunSample, RunStatus, TrainingRun
 from training.services import lease as lease_mod
 from training.services.lease import LeaseHeartbeat, LeaseLost, RunLease, lease_recheck_countdown, lease_wait_s
-from training.services.runs import AttemptOutcome, run_attempt
+from training.services.run_execution import AttemptOutcome, run_attempt
 from training.trainer import TrainResult
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -253,7 +253,7 @@ def test_a_superseded_owner_stops_before_its_next_step_once_a_heartbeat_saw_the_
         def stop(self) -> None:
             pass
 
-    monkeypatch.setattr("training.services.runs.LeaseHeartbeat", HandHeartbeat)
+    monkeypatch.setattr("training.services.run_execution.LeaseHeartbeat", HandHeartbeat)
     polls: list[str] = []
 
     class Polling(HookedTrainer):

@@ -214,7 +214,7 @@ def test_it_marks_a_run_whose_trainer_raises_as_failed_with_the_reason(db: objec
 def test_it_stops_a_running_run_when_cancel_is_requested(
     db: object, dataset: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("training.services.runs.CANCEL_POLL_S", 0.0)
+    monkeypatch.setattr("training.services.run_execution.CANCEL_POLL_S", 0.0)
     run = _create(dataset)
 
     class CancelAfterTwo(ScriptedTrainer):

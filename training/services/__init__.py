@@ -14,14 +14,12 @@ from training.services.metrics import (
     sample_dict,
     samples_record,
 )
+from training.services.run_execution import AttemptOutcome, run_attempt, run_execute
 from training.services.runs import (
-    AttemptOutcome,
     checkpoints_sync,
     config_validate,
-    run_attempt,
     run_cancel,
     run_create,
-    run_execute,
     run_output_dir,
     run_start,
 )

@@ -1,4 +1,4 @@
-"""The run lease: at most one live execution trains a run (see ``training.services.runs``).
+"""The run lease: at most one live execution trains a run (see ``training.services.run_execution``).
 
 An execution owns a run while ``TrainingRun.lease_owner`` names it (``host:pid:uuid``, new for every
 execution) and ``heartbeat_at`` is younger than ``settings.TRAINING_LEASE_TIMEOUT_S``. The owner keeps
