@@ -33,6 +33,7 @@ from .languages import language_of_file, normalize_language
 DEFAULT_TIME_LIMIT_S = 2.0
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_PASSES = 2
+#: a problem.yaml / testdata.yaml is a few hundred bytes; anything this big is not metadata
 MAX_YAML_BYTES = 256 * 1024
 _SOURCE_SUFFIXES = {".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".py": "python"}
 _HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".hxx", ".inc")
@@ -43,6 +44,22 @@ class PackageError(ValueError):
     """The folder is not a problem package the judge can use (the message says why)."""
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses aliases: a metadata file never needs them, and nested aliases
+    (the "billion laughs") make a tiny file stand for an exponentially large document."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.YAMLError(f"aliases are not allowed (*{event.anchor} at line {event.start_mark.line + 1})")
+        return super().compose_node(parent, index)
+
+
+def load_metadata_yaml(text: str) -> Any:
+    """Parse package metadata safely: no tags beyond plain data, no aliases (``yaml.YAMLError``)."""
+    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
     """A metadata YAML file as a mapping (missing file -> {}); safe loader, size-capped, no aliases."""
     if not path.is_file():
@@ -51,10 +68,7 @@ def read_yaml(path: Path) -> dict[str, Any]:
         raise PackageError(f"{path.name} is larger than {MAX_YAML_BYTES:,} bytes")
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):
-                raise PackageError(f"{path.name}: YAML aliases are not allowed")
-        data = yaml.safe_load(text)
+        data = load_metadata_yaml(text)
     except yaml.YAMLError as exc:
         raise PackageError(f"{path.name} is not valid YAML: {exc}") from exc
     if data is None:

@@ -42,7 +42,7 @@ from curation.importers.base import ICPC_FLAG_TYPES, ParsedRow, RowRejected, con
 from curation.importers.text import clean_code, clean_statement, clean_test_text, latex_to_text
 from curation.records import ProblemRecord, SolutionRecord, TestRecord
 from evaluator.languages import language_of_file
-from evaluator.package import problem_kind, validator_checker
+from evaluator.package import MAX_YAML_BYTES, load_metadata_yaml, problem_kind, validator_checker
 from evaluator.package import walk_inputs as package_walk
 
 DEFAULT_MEMORY_MB = 2048  # the problem package format's default
@@ -113,26 +113,6 @@ def parse_validator_flags(flags: Any) -> dict[str, Any]:
             raise RowRejected(f"validator flag {flag} needs a number, got {tokens[i + 1]!r}") from exc
         i += 2
     return out
-
-
-#: a problem.yaml / testdata.yaml is a few hundred bytes; anything this big is not metadata
-MAX_YAML_BYTES = 256 * 1024
-
-
-class _NoAliasLoader(yaml.SafeLoader):
-    """``SafeLoader`` that refuses aliases: a metadata file never needs them, and nested aliases
-    (the "billion laughs") make a tiny file stand for an exponentially large document."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise yaml.YAMLError(f"aliases are not allowed (*{event.anchor} at line {event.start_mark.line + 1})")
-        return super().compose_node(parent, index)
-
-
-def load_metadata_yaml(text: str) -> Any:
-    """Parse package metadata safely: no tags beyond plain data, no aliases (``yaml.YAMLError``)."""
-    return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -204,3 +204,9 @@ def test_the_import_refuses_a_checker_program_without_source(pair_package: Path)
     assert check_record(record) is None
     record.checker = {"kind": "program", "language": "cpp"}
     assert check_record(record) == "checker program: 'source' (the checker program's text) is missing"
+
+
+def test_it_refuses_a_problem_yaml_with_aliases(tmp_path: Path) -> None:
+    (tmp_path / "problem.yaml").write_text("a: &a [1, 2]\nb: *a\n")
+    with pytest.raises(PackageError, match=r"aliases are not allowed \(\*a at line 2\)"):
+        package_case(tmp_path, "print(1)\n", language="python")
