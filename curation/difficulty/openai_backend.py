@@ -178,19 +178,26 @@ class OpenAIScorer:
             self._count(requests=1)
             try:
                 response = self._client.post("/chat/completions", **self._request(problem, index))
-            except Exception as exc:  # noqa: BLE001 - classified below
-                if self._schema_rejected(exc):
-                    self.json_schema = False
-                    continue
-                if isinstance(exc, _RETRYABLE) and attempt < self.max_retries:
-                    self._count(retries=1)
-                    time.sleep(self._delay(attempt, exc))
-                    attempt += 1
-                    continue
-                if isinstance(exc, (openai.OpenAIError, ValueError)):  # ValueError: a body that is not JSON
-                    raise self._give_up(exc, attempt + 1) from exc
-                raise
+            except Exception as exc:  # noqa: BLE001 - classified by _after_failure
+                delay, attempt = self._after_failure(exc, attempt)
+                time.sleep(delay)
+                continue
             return self._sample(response, index)
+
+    def _after_failure(self, exc: Exception, attempt: int) -> tuple[float, int]:
+        """What follows a failed request, shared by the sync and async paths: ``(delay, attempt)`` of the
+        next try, or raise. An endpoint that refuses the JSON-schema response format is asked again at
+        once without it (not a retry); a retryable error waits its back-off while retries remain; an
+        API error or a body that is not JSON (ValueError) gives up with a clear ScoreError."""
+        if self._schema_rejected(exc):
+            self.json_schema = False
+            return 0.0, attempt
+        if isinstance(exc, _RETRYABLE) and attempt < self.max_retries:
+            self._count(retries=1)
+            return self._delay(attempt, exc), attempt + 1
+        if isinstance(exc, (openai.OpenAIError, ValueError)):
+            raise self._give_up(exc, attempt + 1) from exc
+        raise exc
 
     # ---- async ----
     def _async_client(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
@@ -211,18 +218,10 @@ class OpenAIScorer:
             try:
                 async with semaphore:
                     response = await client.post("/chat/completions", **self._request(problem, index))
-            except Exception as exc:  # noqa: BLE001 - classified below
-                if self._schema_rejected(exc):
-                    self.json_schema = False
-                    continue
-                if isinstance(exc, _RETRYABLE) and attempt < self.max_retries:
-                    self._count(retries=1)
-                    await asyncio.sleep(self._delay(attempt, exc))
-                    attempt += 1
-                    continue
-                if isinstance(exc, (openai.OpenAIError, ValueError)):  # ValueError: a body that is not JSON
-                    raise self._give_up(exc, attempt + 1) from exc
-                raise
+            except Exception as exc:  # noqa: BLE001 - classified by _after_failure
+                delay, attempt = self._after_failure(exc, attempt)
+                await asyncio.sleep(delay)
+                continue
             return self._sample(response, index)
 
     async def aclose(self) -> None:
