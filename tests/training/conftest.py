@@ -75,3 +75,21 @@ def dataset(tmp_path: Path) -> str:
     path = tmp_path / "release.jsonl"
     path.write_text("{}\n")
     return str(path)
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> Any:
+    """The toy problems as a release in the database (the model evaluation tests)."""
+    from .evaluation_support import make_release, toy_records
+
+    return make_release(tmp_path, toy_records())
+
+
+@pytest.fixture
+def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Model evaluation task messages sent (the task itself is not run)."""
+    from training import tasks_evaluation
+
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(tasks_evaluation.run_model_evaluation, "apply_async", lambda **kw: sent.append(kw))
+    return sent

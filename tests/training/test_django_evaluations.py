@@ -28,11 +28,6 @@ from .evaluation_support import (
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def release(tmp_path: Path) -> Any:
-    return make_release(tmp_path, toy_records())
-
-
 def _evaluation(release: Any, trainer: Any, **kw: Any) -> ModelEvaluation:
     kw.setdefault("engine", "transformers")
     kw.setdefault("model", "fake-model")

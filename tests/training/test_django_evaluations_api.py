@@ -4,7 +4,6 @@ pass-rate JSONL export and the compare endpoint."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,26 +12,11 @@ from training.models import EvalStatus, ModelEvaluation, ModelEvaluationSample
 from training.services.evaluations import model_evaluation_create
 from training.services.evaluations_run import model_evaluation_attempt
 
-from .evaluation_support import FakeSource, make_release, solves, toy_records
+from .evaluation_support import FakeSource, solves
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/model-evaluations/"
-
-
-@pytest.fixture
-def release(tmp_path: Path) -> Any:
-    return make_release(tmp_path, toy_records())
-
-
-@pytest.fixture
-def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """The task messages sent (the task itself is not run)."""
-    from training import tasks_evaluation
-
-    sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks_evaluation.run_model_evaluation, "apply_async", lambda **kw: sent.append(kw))
-    return sent
 
 
 def _local(release: Any, **kw: Any) -> dict[str, Any]:

@@ -27,20 +27,6 @@ pytestmark = pytest.mark.django_db
 BASE = "/training/evaluations/"
 
 
-@pytest.fixture
-def release(tmp_path: Path) -> Any:
-    return make_release(tmp_path, toy_records())
-
-
-@pytest.fixture
-def enqueued(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    from training import tasks_evaluation
-
-    sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks_evaluation.run_model_evaluation, "apply_async", lambda **kw: sent.append(kw))
-    return sent
-
-
 def _finished(release: Any, user: Any, *solved: str) -> ModelEvaluation:
     evaluation = model_evaluation_create(user=user, engine="transformers", model="fake", release_id=release.pk, k=2)
     model_evaluation_attempt(evaluation_id=evaluation.pk, source_factory=lambda e: FakeSource(solves(*solved)))
