@@ -28,10 +28,10 @@ import traceback
 from typing import Any
 
 if __package__:
-    from . import _programs, _seccomp, calls
+    from . import _native, _seccomp, calls
     from . import _protocol as proto
 else:  # imported by _worker.py inside the sandbox
-    import _programs  # type: ignore[no-redef]
+    import _native  # type: ignore[no-redef]
     import _protocol as proto  # type: ignore[no-redef]
     import _seccomp  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
@@ -178,7 +178,7 @@ class Runner:
     def prepare(self) -> None:
         """Compile (and in call mode execute) the solution; reply ``ready`` or its failure."""
         if self.sol["mode"] == "exec":  # a compiled C/C++ solution: keep the executable, run it per test
-            self.native = _programs.binary_fd(self.sol["code"])
+            self.native = _native.binary_fd(self.sol["code"])
             self.reply({"status": "ready"})
             return
         try:
@@ -284,7 +284,7 @@ class Runner:
     def _execute(self, kind: str, data: bytes) -> tuple[dict[str, Any], list[bytes]]:
         # a separate frame so the solution's globals are freed before the reply is built
         if kind == "stdin" and self.native >= 0:
-            return _programs.run_binary(self.native, self.sol["limits"], self.sol["workdir"]), []
+            return _native.run_binary(self.native, self.sol["limits"], self.sol["workdir"]), []
         if kind == "stdin":
             g = {"__name__": "__main__", "__builtins__": builtins, "__file__": "solution.py"}
             try:

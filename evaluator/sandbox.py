@@ -109,7 +109,7 @@ __all__ = ["DEFAULT_PREIMPORT", "Limits", "SandboxConfig", "SandboxError", "Work
 
 _HERE = Path(__file__).resolve().parent
 _JUDGE_FILES = ("_worker.py", "_runner.py", "_protocol.py", "calls.py", "_procs.py", "_outcomes.py",
-                "_programs.py", "_account.py", "_seccomp.py", "_interact.py", "_housekeeping.py")
+                "_programs.py", "_native.py", "_account.py", "_seccomp.py", "_interact.py", "_housekeeping.py")
 _SANDBOX_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
     "LANG": "C.UTF-8",
