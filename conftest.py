@@ -6,6 +6,9 @@ from typing import Any
 
 import pytest
 
+#: Celery workers and other real subprocesses for the integration and browser tests
+pytest_plugins = ["tests.support.services"]
+
 PASSWORD = "correct-horse-battery"
 
 
