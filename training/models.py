@@ -83,6 +83,13 @@ class TrainingRun(models.Model):
         related_name="heldout_runs",
         help_text="Held-out release evaluated during training (exported to eval.release; None: the config's).",
     )
+    sweep = models.ForeignKey(
+        "training.Sweep", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs",
+        help_text="The sweep that launched this run (None: launched on its own).",
+    )
+    sweep_overrides = models.JSONField(
+        default=dict, blank=True, help_text="The sweep combination this run was made from ({dotted path: value})."
+    )
     output_dir = models.CharField(max_length=1000, blank=True)
     last_step = models.IntegerField(null=True, blank=True)
     latest_metrics = models.JSONField(default=dict, blank=True)
@@ -232,6 +239,9 @@ from training.models_evaluation import (  # noqa: E402
     ModelEvaluationSample,
 )
 
+# Sweeps (issue 9): imported here so Django registers the model.
+from training.models_sweeps import Sweep  # noqa: E402
+
 __all__ = [
     "CHUNK_STEPS",
     "TERMINAL_STATUSES",
@@ -245,6 +255,7 @@ __all__ = [
     "ModelEvaluationSample",
     "RunSample",
     "RunStatus",
+    "Sweep",
     "TrainingRun",
     "merge_points",
     "pack_steps",
