@@ -21,6 +21,8 @@ install_debian_packages() {
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   # libseccomp2: the seccomp filter of judged programs (loaded through the PyPI package pyseccomp).
   ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || missing+=(libseccomp2)
+  # npm (pulls nodejs): installs the front-end packages of package.json (KaTeX) into node_modules/.
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   if [ ${#missing[@]} -gt 0 ]; then
     if command -v apt-get >/dev/null 2>&1; then
       log "installing Debian packages: ${missing[*]}"
@@ -50,6 +52,24 @@ bootstrap() {
     "$PY" -m pip install -q -r requirements-dev.txt
     echo "$want" > "$stamp"
   fi
+  install_node_packages
+}
+
+install_node_packages() {
+  # Front-end packages (package.json, locked by package-lock.json) served as static files under
+  # /static/vendor/. Skipped while node_modules/ was installed from this very package.json + lock.
+  if ! command -v npm >/dev/null 2>&1; then
+    log "WARNING: no npm; pages show math as TeX source until package.json is installed (apt-get install npm)"
+    return 0
+  fi
+  local stamp=node_modules/.microcoder.sha256 want
+  want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
+  log "installing front-end packages (npm ci: KaTeX)"
+  npm ci --prefer-offline --no-audit --no-fund --loglevel=error
+  echo "$want" > "$stamp"
 }
 
 pg_up() { pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null; }

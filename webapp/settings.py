@@ -131,7 +131,9 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "webapp" / "static"]
+#: our assets, and the npm packages of package.json (scripts/dev.sh bootstrap runs npm ci) under the
+#: prefix "vendor": {% static 'vendor/katex/dist/katex.min.css' %}
+STATICFILES_DIRS = [BASE_DIR / "webapp" / "static", ("vendor", BASE_DIR / "node_modules")]
 STATIC_ROOT = VAR_DIR / "static"
 MEDIA_ROOT = VAR_DIR / "media"
 # Non-file request bodies (forms, JSON) are read into memory: keep them small. Uploaded files stream
@@ -203,6 +205,7 @@ _csp_policy = {
         "script-src": ["'self'", NONCE],  # NONCE: the request's nonce (only when a page used it)
         "style-src": ["'self'", "'unsafe-inline'"],
         "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],  # KaTeX's fonts, served from static/vendor/
         "connect-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
