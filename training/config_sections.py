@@ -237,6 +237,15 @@ class RewardConfig:
             "Judge at most this many tests per problem (hundreds of tests stall training); empty = all."
         ),
     )
+    overlap: bool = field(
+        default=True,
+        metadata=_help(
+            "Judge each prompt's group as soon as its samples are finished, in a background thread, "
+            "while later groups still generate (the judge runs in sandboxed subprocesses, so this hides "
+            "judging behind generation: timing/reward_wait_s is the part left over). Off = judge the "
+            "whole batch after generation. Rewards are the same either way."
+        ),
+    )
 
     def __post_init__(self) -> None:
         _require(

@@ -130,6 +130,22 @@ def step_prompt_indices(n_problems: int, prompts_per_step: int, step: int, seed:
     return out
 
 
+def sample_seed(seed: int, step: int, prompt_position: int, j: int) -> int:
+    """The sampling seed of response ``j`` to the prompt at ``prompt_position`` of ``step``'s GLOBAL
+    prompt batch (its position in ``step_prompt_indices``). A pure function of its arguments, so a
+    sample is the same whichever process generates it and whatever else shares its batch. The four
+    numbers are mixed by numpy's SeedSequence (negative ones are taken modulo 2**64)."""
+    words = [int(x) % 2**64 for x in (seed, step, prompt_position, j)]
+    state = np.random.SeedSequence(words).generate_state(1, np.uint64)[0]
+    return int(state) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+def step_sample_seeds(seed: int, step: int, positions: Sequence[int], n: int) -> list[int]:
+    """``sample_seed`` of every response of a step, prompt-major (row ``i * n + j`` for the prompt at
+    global position ``positions[i]``): the ``sample_seeds`` argument of ``RolloutEngine.generate``."""
+    return [sample_seed(seed, step, pos, j) for pos in positions for j in range(n)]
+
+
 __all__ = [
     "CALL_INSTRUCTION",
     "STDIN_INSTRUCTION",
@@ -138,5 +154,7 @@ __all__ = [
     "problem_id",
     "prompt_text",
     "render_prompt",
+    "sample_seed",
     "step_prompt_indices",
+    "step_sample_seeds",
 ]

@@ -43,14 +43,15 @@ from training.checkpoint import (
     write_text_atomic,
 )
 from training.config import GRPOConfig
-from training.data import encode_prompts, load_release, problem_id, step_prompt_indices
+from training.data import encode_prompts, load_release, problem_id, step_prompt_indices, step_sample_seeds
 from training.heldout import HeldOutEval
 from training.insights import check_config
 from training.loss import group_advantages
 from training.masking import compute_masks
 from training.modeling import eos_token_ids, load_causal_lm, resolve_autocast, resolve_device, resolve_dtype
-from training.rewards import Judge, score_completions
+from training.rewards import Judge
 from training.rollout import RolloutEngine, make_engine
+from training.rollout_judge import rollout_and_judge
 from training.step_metrics import finite_metrics, sample_rows, step_metrics
 from training.temperature import TemperaturePolicy, diversity
 from training.update import ForwardSetup, policy_update
@@ -316,28 +317,24 @@ class Trainer:
         idx = step_prompt_indices(len(self.problems), cfg.prompts_per_step, step, cfg.seed)
         prompts = [self.prompt_ids[i] for i in idx]
 
-        t0 = time.perf_counter()
-        comps = self.engine.generate(
+        # Finished groups are judged while later ones still generate (training.rollout_judge).
+        judged = rollout_and_judge(
+            self.engine,
             prompts,
+            [self.problems[i] for i in idx],
             n=g_size,
             temperature=temperature,
             max_new_tokens=cfg.max_response_length,
             seed=cfg.seed * 1_000_003 + step,
-        )
-        generate_s = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        texts = self.tokenizer.batch_decode([c.token_ids for c in comps], skip_special_tokens=True)
-        sample_problems = [self.problems[idx[c.prompt_index]] for c in comps]
-        results = score_completions(
-            sample_problems,
-            texts,
-            [c.truncated for c in comps],
-            cfg.reward,
+            sample_seeds=step_sample_seeds(cfg.seed, step, range(len(prompts)), g_size),
+            decode=lambda ids: self.tokenizer.batch_decode(ids, skip_special_tokens=True),
+            reward_config=cfg.reward,
             judge=self.judge,
             reward_from_verdict=self.reward_from_verdict,
+            overlap=cfg.reward.overlap,
         )
-        reward_s = time.perf_counter() - t0
+        comps, texts, results = judged.completions, judged.texts, judged.results
+        generate_s, reward_s = judged.generate_s, judged.reward_s
 
         uniforms = np.random.default_rng([cfg.seed, step, 1]).random(len(comps)).tolist()
         masks = compute_masks(
@@ -395,6 +392,7 @@ class Trainer:
                 "rollout/tokens_per_s": sum(c.length for c in comps) / generate_s if generate_s > 0 else 0.0,
                 "timing/generate_s": generate_s,
                 "timing/reward_s": reward_s,
+                "timing/reward_wait_s": judged.reward_wait_s,
                 "timing/update_s": update_s,
                 "timing/step_s": time.perf_counter() - t_step,
                 "learning_rate": lr,

@@ -6,18 +6,23 @@ log-probabilities at the sampling temperature and per-token entropies, and the l
 left-padded with explicit position ids; finished sequences are dropped from the batch (and their KV
 cache rows with them) once enough of them have finished, so long stragglers do not pay for short
 answers. Sampling draws from softmax(logits / T) exactly (no top-k / top-p), the distribution the
-GRPO ratio assumes; for a given seed the samples do not depend on when finished rows are dropped.
+GRPO ratio assumes. Every sample (row) has its own seed and generator (``sample_seeds``, else derived
+from ``seed``), so a sample depends only on its seed and the weights: not on the batch it shares, the
+chunking (``batch_size``), when finished rows are dropped, or how many processes split the prompts.
+``on_group`` is called as soon as all n samples of a prompt are finished, from inside the decode loop,
+so a caller can judge them while later groups are still generating.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from training.rollout.base import Completion
+from training.rollout.base import Completion, GroupCallback, GroupTracker, resolve_sample_seeds
 
 
 def make_cache(model: torch.nn.Module) -> Any:
@@ -46,6 +51,17 @@ def lm_forward(
         kwargs["logits_to_keep"] = logits_to_keep
     out = model(input_ids, attention_mask, position_ids, cache, **kwargs)
     return out.logits
+
+
+def row_generator(device: torch.device, seed: int) -> torch.Generator:
+    """The sampling generator of one sample (row), seeded with its sample seed."""
+    gen = torch.Generator(device=device)
+    gen.manual_seed(int(seed) & 0x7FFF_FFFF_FFFF_FFFF)
+    return gen
+
+
+def _add_at(groups: GroupTracker, offset: int, row: int, completion: Completion) -> None:
+    groups.add(offset + row, completion)
 
 
 def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.AbstractContextManager[object]:
@@ -96,31 +112,51 @@ class TransformersEngine:
         temperature: float,
         max_new_tokens: int,
         seed: int,
+        sample_seeds: Sequence[int] | None = None,
+        on_group: GroupCallback | None = None,
     ) -> list[Completion]:
         if temperature <= 0:
             raise ValueError("temperature must be > 0 (greedy decoding has no sampling log-probabilities)")
         rows = [(pi, p) for pi, p in enumerate(prompts) for _ in range(n)]
+        seeds = resolve_sample_seeds(seed, len(prompts), n, sample_seeds)
         step = self.batch_size if self.batch_size > 0 else max(len(rows), 1)
-        gen = torch.Generator(device=self.device)
-        gen.manual_seed(int(seed) & 0x7FFF_FFFF_FFFF_FFFF)
+        groups = GroupTracker(n, on_group)
         was_training = self.model.training
         self.model.eval()
         try:
             out: list[Completion] = []
             for start in range(0, len(rows), step):
-                out.extend(self._generate_chunk(rows[start : start + step], temperature, max_new_tokens, gen))
+                out.extend(
+                    self._generate_chunk(
+                        rows[start : start + step],
+                        seeds[start : start + step],
+                        temperature,
+                        max_new_tokens,
+                        functools.partial(_add_at, groups, start),
+                    )
+                )
             return out
         finally:
             self.model.train(was_training)
 
     def _generate_chunk(
-        self, rows: list[tuple[int, list[int]]], temperature: float, max_new_tokens: int, gen: torch.Generator
+        self,
+        rows: list[tuple[int, list[int]]],
+        seeds: Sequence[int],
+        temperature: float,
+        max_new_tokens: int,
+        on_done: Callable[[int, Completion], None],
     ) -> list[Completion]:
         with torch.inference_mode(), autocast(self.device, self.autocast_dtype):
-            return self._decode(rows, temperature, max_new_tokens, gen)
+            return self._decode(rows, seeds, temperature, max_new_tokens, on_done)
 
     def _decode(
-        self, rows: list[tuple[int, list[int]]], temperature: float, max_new_tokens: int, gen: torch.Generator
+        self,
+        rows: list[tuple[int, list[int]]],
+        seeds: Sequence[int],
+        temperature: float,
+        max_new_tokens: int,
+        on_done: Callable[[int, Completion], None],
     ) -> list[Completion]:
         device = self.device
         b = len(rows)
@@ -138,19 +174,41 @@ class TransformersEngine:
         logps: list[list[float]] = [[] for _ in range(b)]
         entropy = [0.0] * b
         finished = [False] * b
+        done: list[Completion | None] = [None] * b
+        gens = [row_generator(device, s) for s in seeds]
+
+        def complete(r: int) -> None:
+            comp = Completion(
+                prompt_index=rows[r][0],
+                token_ids=tokens[r],
+                logprobs=logps[r],
+                truncated=not finished[r],
+                entropy_sum=entropy[r],
+            )
+            done[r] = comp
+            on_done(r, comp)
+
         active = torch.arange(b, device=device)  # original row of each batch row
         n_done_in_batch = 0
 
         cache = make_cache(self.model)
         logits = lm_forward(self.model, input_ids, attention, positions, cache, logits_to_keep=1)[:, -1, :]
         next_pos = positions[:, -1:] + 1  # (B_active, 1)
+        rows_now = list(range(b))
         for t in range(max_new_tokens):
             logp_all = torch.log_softmax(logits.float() / temperature, dim=-1)  # (B_active, V)
             probs = logp_all.exp()
-            # Exponential race: argmax(p / E) with E ~ Exp(1) samples from p. The noise is drawn for
-            # every row of the chunk, finished or not, so dropping finished rows never changes what
-            # the remaining rows sample.
-            noise = torch.empty((b, probs.shape[-1]), device=device).exponential_(generator=gen)[active]
+            # Exponential race: argmax(p / E) with E ~ Exp(1) samples from p. Each row draws its noise
+            # from its own generator (seeded by its sample seed), so what a row samples depends only
+            # on its seed and the weights: not on the other rows, the chunking or when finished rows
+            # are dropped from the batch.
+            unit = torch.ones_like(probs[0])
+            noise = torch.stack(
+                [
+                    unit if finished[r] else torch.empty_like(unit).exponential_(generator=gens[r])
+                    for r in rows_now
+                ]
+            )
             tok = torch.argmax(probs / noise, dim=-1)  # (B_active,)
             tok_logp = logp_all.gather(-1, tok.unsqueeze(-1)).squeeze(-1)
             ent = -(probs * logp_all).nan_to_num(0.0).sum(-1)
@@ -171,6 +229,7 @@ class TransformersEngine:
                 if eos_l[j]:
                     finished[r] = True
                     n_done_in_batch += 1
+                    complete(r)
             if t == max_new_tokens - 1 or all(finished):
                 break
             attention = torch.cat(
@@ -182,19 +241,14 @@ class TransformersEngine:
                 )
                 cache.batch_select_indices(keep)
                 attention, next_pos, tok, active = attention[keep], next_pos[keep], tok[keep], active[keep]
+                rows_now = active.tolist()
                 n_done_in_batch = 0
             logits = lm_forward(self.model, tok.unsqueeze(-1), attention, next_pos, cache)[:, -1, :]
             next_pos = next_pos + 1
-        return [
-            Completion(
-                prompt_index=pi,
-                token_ids=tokens[i],
-                logprobs=logps[i],
-                truncated=not finished[i],
-                entropy_sum=entropy[i],
-            )
-            for i, (pi, _) in enumerate(rows)
-        ]
+        for r in range(b):
+            if done[r] is None:
+                complete(r)  # truncated: reached the cap without an end-of-sequence token
+        return [c for c in done if c is not None]
 
 
 __all__ = ["TransformersEngine", "lm_forward", "make_cache"]
