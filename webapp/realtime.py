@@ -23,11 +23,15 @@ JOB_PROGRESS = "job.progress"  # data: {"job_id", "status", "done", "total"}
 IMPORT_PROGRESS = "import.progress"  # data: ImportBatch.progress_event() ({"batch_id", "status", "rows", "errors", ...})
 MODEL_EVALUATION_PROGRESS = "model_evaluation.progress"  # data: ModelEvaluation.progress_event()
 SCORING_PROGRESS = "scoring.progress"  # data: {"scoring_id", "status", "done", "total", "errors", "reason", tokens}
+JOBS_UPDATE = "jobs.update"  # data: webapp.jobs.JobRow.event() plus "log": the job's new log lines
 
 EVENT_TYPES = (
     RUN_METRICS, RUN_STATUS, RUN_SAMPLES, JOB_PROGRESS, IMPORT_PROGRESS, SCORING_PROGRESS,
-    MODEL_EVALUATION_PROGRESS,
+    MODEL_EVALUATION_PROGRESS, JOBS_UPDATE,
 )
+
+#: the group of the jobs view: every job kind's progress publication also reaches it
+JOBS_GROUP = "jobs"
 
 
 def run_group(run_id: int) -> str:

@@ -17,6 +17,7 @@ urlpatterns = [
     path("curation/", include("curation.urls_difficulty")),
     path("evaluator/", include("evaluator.urls")),
     path("training/", include("training.urls")),
+    path("jobs/", include("webapp.jobs_urls")),
     path("api/auth/token/", tokens.TokenObtain.as_view(), name="api-token"),
     path("api/auth/token/revoke/", tokens.TokenRevoke.as_view(), name="api-token-revoke"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -24,6 +25,7 @@ urlpatterns = [
     path("api/", include("curation.api")),
     path("api/", include("curation.api_difficulty")),
     path("api/", include("evaluator.api")),
+    path("api/", include("training.api_sweeps")),  # before training.api: runs/compare/ is not a run id
     path("api/", include("training.api")),
     path("api/", include("training.api_evaluations")),
 ]

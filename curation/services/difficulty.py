@@ -23,6 +23,7 @@ from curation.difficulty import ProblemInput, Sample, get_scorer, normalize_weig
 from curation.models import JobStatus, Problem, ReleaseItem, ScoringJob, ScoringResult, ScoringSample
 from curation.selectors import ReleaseFilter, problems_for_release
 from webapp import realtime
+from webapp.jobs_feed import job_changed
 from webapp.roles import CURATOR, can_manage
 
 BACKENDS = ("heuristic", "openai")
@@ -120,6 +121,7 @@ def _inputs(problem_ids: list[int], chunk: int = 500) -> Iterator[ProblemInput]:
 
 def _publish(job: ScoringJob) -> None:
     realtime.publish_on_commit(realtime.scoring_group(job.pk), realtime.SCORING_PROGRESS, job.progress_event())
+    job_changed(job)  # the jobs view's log and live list
 
 
 def _finish(job_id: int, *, status: str, reason: str) -> ScoringJob:

@@ -40,6 +40,7 @@ from curation.services.import_writes import (
     record_dicts,
     write_items,
 )
+from webapp.jobs_feed import job_changed
 from webapp.realtime import IMPORT_PROGRESS, import_group, publish_on_commit
 
 __all__ = [
@@ -238,3 +239,4 @@ def validate_record(rec: ProblemRecord) -> str | None:
 
 def _publish(batch: ImportBatch) -> None:
     publish_on_commit(import_group(batch.pk), IMPORT_PROGRESS, batch.progress_event())
+    job_changed(batch)  # the jobs view's log and live list

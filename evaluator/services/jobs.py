@@ -15,6 +15,7 @@ from curation.models import Problem, ReferenceSolution
 from evaluator.models import EvaluationJob
 from evaluator.selectors import user_can_cancel
 from webapp import realtime
+from webapp.jobs_feed import job_changed
 
 Status = EvaluationJob.Status
 Kind = EvaluationJob.Kind
@@ -177,6 +178,7 @@ def evaluation_fail(*, job_id: int, error: str) -> EvaluationJob:
 
 def publish_progress(job: EvaluationJob) -> None:
     realtime.publish_on_commit(realtime.job_group(job.pk), realtime.JOB_PROGRESS, job.progress_event())
+    job_changed(job)  # the jobs view's log and live list
 
 
 def _real_user(user: Any) -> Any:

@@ -30,6 +30,7 @@ from training.models_evaluation import (
     ModelEvaluation,
 )
 from webapp import realtime
+from webapp.jobs_feed import job_changed
 from webapp.roles import CURATOR, TRAINER, can_manage
 
 #: keys a problem filter may hold
@@ -45,6 +46,7 @@ def publish_progress(evaluation: ModelEvaluation) -> None:
         realtime.model_evaluation_group(evaluation.pk), realtime.MODEL_EVALUATION_PROGRESS,
         evaluation.progress_event(),
     )
+    job_changed(evaluation)  # the jobs view's log and live list
 
 
 def _number(errors: dict[str, list[str]], field: str, value: Any, lo: float, hi: float, *, integer: bool) -> Any:

@@ -14,6 +14,7 @@ from django.db.models import Max, Q
 
 from training.models import CHUNK_STEPS, MetricChunk, RunSample, TrainingRun, merge_points
 from webapp import realtime
+from webapp.jobs_feed import job_changed
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ def metrics_record(*, run_id: int, step: int, metrics: Mapping[str, Any]) -> dic
     realtime.publish_on_commit(
         realtime.run_group(run_id), realtime.RUN_METRICS, {"run_id": run_id, "step": step, "metrics": safe}
     )
+    job_changed(run_id, kind="training")  # the jobs view's progress (steps) and log milestones
     return safe
 
 

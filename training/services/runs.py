@@ -21,6 +21,7 @@ from training.config import ConfigError, GRPOConfig, config_from_dict
 from training.insights import check_config
 from training.models import TERMINAL_STATUSES, Checkpoint, RunStatus, TrainingRun
 from webapp import realtime
+from webapp.jobs_feed import job_changed
 from webapp.roles import TRAINER, can_manage
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ def _publish_status(run: TrainingRun, message: str = "") -> None:
         {"run_id": run.pk, "status": run.status, "message": message or run.error,
          "cancel_requested": run.cancel_requested},
     )
+    job_changed(run, note=message)  # the jobs view's log and live list
 
 
 @transaction.atomic
