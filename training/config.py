@@ -6,8 +6,14 @@ One frozen dataclass tree, loaded from YAML (``load_config``) with optional dott
 field with its dotted path, type, default and help text; the UI renders these next to the training
 insights of ``training.insights`` (each insight names one of these dotted paths).
 
-Defaults follow ../shared/INSIGHTS.md: conditional truncation mask with p = 0.1 and a 128-token
-repetition window, no KL (and then no reference model), asymmetric clip 0.2 / 0.28, constant T = 1.2.
+Defaults are MicroCoder-GRPO's (../shared/INSIGHTS.md; each field's help names its source):
+conditional truncation mask with p = 0.1 and the paper's exact 128-token repetition test, no KL (and
+then no reference model), asymmetric clip 0.2 / 0.28 acting on 4 minibatch updates per rollout,
+token-level loss, constant T = 1.2, constant learning rate 1e-6.
+
+Presets (``training.presets``: ``grpo``, ``dapo``, ``microcoder``) are starting configs: a dict or
+file with ``preset: NAME`` (or ``load_config(..., preset=NAME)``) gets the preset's values first, then
+its own values, then the overrides, so every field can still be changed.
 
 Layout: the section dataclasses live in ``training.config_sections``, the tree ``GRPOConfig`` in
 ``training.config_schema``; this module loads and overrides configs, lists the fields for the UI and
@@ -28,7 +34,7 @@ from typing import Any, Literal
 
 import yaml
 
-from training.config_schema import GRPOConfig, _to_plain
+from training.config_schema import DynamicSamplingConfig, GRPOConfig, _to_plain
 from training.config_sections import (
     ClipConfig,
     ConfigError,
@@ -129,8 +135,58 @@ def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
 
 
 def config_from_dict(data: Mapping[str, Any]) -> GRPOConfig:
-    """Build a validated GRPOConfig from nested plain data (as read from YAML)."""
-    return typing.cast(GRPOConfig, _build(GRPOConfig, data, ""))
+    """Build a validated GRPOConfig from nested plain data (as read from YAML).
+
+    ``data["preset"]`` names a preset of ``training.presets`` whose values are applied first, under
+    ``data``'s own. ``updates_per_rollout: U`` (the field this replaced, in stored configs) is read as
+    ``minibatch_prompts = prompts_per_step / U``."""
+    merged = _with_preset(data, str(data.get("preset") or ""))
+    return typing.cast(GRPOConfig, _build(GRPOConfig, _legacy_fields(merged), ""))
+
+
+def _with_preset(data: Mapping[str, Any], preset: str) -> dict[str, Any]:
+    """``data`` merged over the preset's values (``preset`` "" = none); the result names the preset."""
+    plain = _deep_copy(dict(data))
+    if not preset:
+        return plain
+    from training.presets import get_preset
+
+    base = _apply_overrides({}, dict(get_preset(preset).overrides))
+    merged = _deep_merge(base, plain)
+    merged["preset"] = preset
+    return merged
+
+
+def _deep_merge(base: dict[str, Any], top: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _legacy_fields(data: dict[str, Any]) -> dict[str, Any]:
+    if "updates_per_rollout" not in data:
+        return data
+    out = dict(data)
+    updates = out.pop("updates_per_rollout")
+    prompts = out.get("prompts_per_step", GRPOConfig.prompts_per_step)
+    if isinstance(updates, bool) or not isinstance(updates, int) or updates < 1:
+        raise ConfigError(f"updates_per_rollout must be an integer >= 1, got {updates!r}.")
+    if "minibatch_prompts" in out:
+        raise ConfigError(
+            "give minibatch_prompts or updates_per_rollout, not both: updates_per_rollout = "
+            "prompts_per_step / minibatch_prompts."
+        )
+    if not isinstance(prompts, int) or prompts % updates != 0:
+        raise ConfigError(
+            f"prompts_per_step ({prompts}) must be a multiple of updates_per_rollout ({updates}) so every "
+            "minibatch holds whole groups; better, set minibatch_prompts (prompts per optimizer update)."
+        )
+    out["minibatch_prompts"] = prompts // updates
+    return out
 
 
 def _apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -167,12 +223,16 @@ def parse_override(text: str) -> tuple[str, Any]:
 
 
 def load_config(
-    path: str | Path | None = None, overrides: Iterable[str] | Mapping[str, Any] = ()
+    path: str | Path | None = None,
+    overrides: Iterable[str] | Mapping[str, Any] = (),
+    preset: str | None = None,
 ) -> GRPOConfig:
     """Read a YAML config (or start from the defaults when ``path`` is None) and apply overrides.
 
     ``overrides`` are ``"dotted.path=value"`` strings (values parsed as YAML) or a mapping of dotted
-    paths to values. Unknown fields and invalid values raise ConfigError with a fix-it message.
+    paths to values. ``preset`` (or a ``preset`` key of the file or overrides) names a preset whose
+    values come first: preset, then file, then overrides. Unknown fields, unknown presets and invalid
+    values raise ConfigError with a fix-it message.
     """
     data: dict[str, Any] = {}
     if path is not None:
@@ -180,8 +240,11 @@ def load_config(
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"{path}: the top level of a config file must be a mapping.")
         data = loaded or {}
-    items = overrides.items() if isinstance(overrides, Mapping) else (parse_override(o) for o in overrides)
-    return config_from_dict(_apply_overrides(data, dict(items)))
+    items = dict(
+        overrides.items() if isinstance(overrides, Mapping) else (parse_override(o) for o in overrides)
+    )
+    name = str(items.get("preset") or preset or data.get("preset") or "")
+    return config_from_dict(_apply_overrides(_with_preset(data, name), items))
 
 
 # --- field catalogue for the UI ------------------------------------------------------------------
@@ -238,6 +301,7 @@ __all__: Sequence[str] = (
     "ClipConfig",
     "ConfigError",
     "DatasetConfig",
+    "DynamicSamplingConfig",
     "EvalConfig",
     "FieldInfo",
     "GRPOConfig",

@@ -155,20 +155,29 @@ class MaskConfig:
     repeat_window: int = field(
         default=128,
         metadata=_help(
-            "m: a truncated response whose last m tokens equal the m before them is a repetition "
-            "loop and keeps its negative signal (never masked)."
+            "m of condition (c), the paper's exact test (arXiv 2603.07777, MicroCoder-GRPO): a truncated "
+            "response whose last m tokens equal the m tokens before them is a repetition loop and keeps "
+            "its negative signal (never masked). The paper uses m = 128."
+        ),
+    )
+    ngram_loop_test: bool = field(
+        default=False,
+        metadata=_help(
+            "Also count a tail as a loop when its share of repeated n-grams over the last 2*m tokens "
+            "reaches mask.ngram_repeat_threshold (catches loops whose period does not divide m). Off by "
+            "default: not in the paper, an opt-in for ablations."
         ),
     )
     ngram_size: int = field(
         default=4,
-        metadata=_help(
-            "n of the n-gram repetition test on the last 2*m tokens (catches loops whose period "
-            "does not divide m)."
-        ),
+        metadata=_help("n of the opt-in n-gram loop test (mask.ngram_loop_test)."),
     )
     ngram_repeat_threshold: float = field(
         default=0.5,
-        metadata=_help("A tail whose share of repeated n-grams reaches this value counts as a loop."),
+        metadata=_help(
+            "The opt-in n-gram loop test (mask.ngram_loop_test) counts a tail whose share of repeated "
+            "n-grams reaches this value as a loop."
+        ),
     )
 
     def __post_init__(self) -> None:
@@ -237,6 +246,20 @@ class RewardConfig:
             "Judge at most this many tests per problem (hundreds of tests stall training); empty = all."
         ),
     )
+    overlong_buffer_ratio: float = field(
+        default=0.0,
+        metadata=_help(
+            "DAPO's overlong reward shaping (arXiv 2503.14476, Sec. 3.4, eq. 13): L_cache as a share of "
+            "L_max = max_response_length. A response of length |y| gets an extra reward of 0 when "
+            "|y| <= L_max - L_cache, ((L_max - L_cache) - |y|) / L_cache inside the buffer (down to -1 "
+            "at the cap), times reward.overlong_penalty_factor. DAPO used L_cache = 4096 of L_max = 20480 "
+            "(0.2). 0 = off (MicroCoder and GRPO: the truncation mask handles long responses)."
+        ),
+    )
+    overlong_penalty_factor: float = field(
+        default=1.0,
+        metadata=_help("Scale of the overlong penalty (1.0 in DAPO's recipe); used only with a buffer."),
+    )
     overlap: bool = field(
         default=True,
         metadata=_help(
@@ -258,6 +281,15 @@ class RewardConfig:
         )
         _require(self.workers is None or self.workers >= 1, "reward.workers must be >= 1 or empty.")
         _require(self.max_tests is None or self.max_tests >= 1, "reward.max_tests must be >= 1 or empty.")
+        _require(
+            0.0 <= self.overlong_buffer_ratio < 1.0,
+            "reward.overlong_buffer_ratio is L_cache / L_max in [0, 1), got "
+            f"{self.overlong_buffer_ratio}; DAPO's is 0.2, 0 turns the shaping off.",
+        )
+        _require(
+            self.overlong_penalty_factor >= 0.0,
+            f"reward.overlong_penalty_factor must be >= 0, got {self.overlong_penalty_factor}.",
+        )
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ with rho = exp(logp_theta - logp_old), both log-probabilities at the training te
 (logits / T), and A_i = (r_i - mean(r)) / (std(r) + eps) * (1 - M_i): the group statistics use every
 non-IE reward of the group (masked samples included), then the mask zeroes masked advantages.
 
-Aggregation is token-level (DAPO): the sum over all loss tokens of a minibatch divided by the number
-of loss tokens of that minibatch. A sample is a loss sample unless it is masked (M_i = 1) or its
+Aggregation (``loss_aggregation``) is token-level by default (DAPO, arXiv 2503.14476, Sec. 3.3; used
+by MicroCoder-GRPO): the sum over all loss tokens of a minibatch divided by the number of loss tokens
+of that minibatch. ``sequence`` is the original GRPO's (DeepSeekMath, arXiv 2402.03300, eq. 3): each
+loss sample's token mean, then the mean over the minibatch's loss samples, so a long response weighs
+as much as a short one. A sample is a loss sample unless it is masked (M_i = 1) or its
 reward is an infrastructure error; masked samples leave the loss entirely (as in overlong filtering)
 so they neither push nor dilute the gradient of the others.
 
@@ -72,6 +75,30 @@ def group_advantages(
     return GroupAdvantages(advantages=adv, group_mean=means, group_std=stds)
 
 
+def overlong_penalty(length: int, max_length: int, buffer: int, factor: float = 1.0) -> float:
+    """DAPO's soft overlong punishment (arXiv 2503.14476, eq. 13) with L_max = ``max_length`` and
+    L_cache = ``buffer``: 0 when length <= L_max - L_cache, ((L_max - L_cache) - length) / L_cache inside
+    the buffer (-1 at L_max), -1 beyond; times ``factor``. ``buffer`` = 0 turns it off (always 0)."""
+    if buffer <= 0:
+        return 0.0
+    start = max_length - buffer
+    if length <= start:
+        return 0.0
+    if length > max_length:
+        return -factor
+    return factor * (start - length) / buffer
+
+
+def shaped_rewards(
+    rewards: Sequence[float | None], lengths: Sequence[int], max_length: int, buffer: int, factor: float
+) -> list[float | None]:
+    """The rewards advantages are computed from: judge reward + overlong penalty (IE stays None)."""
+    return [
+        None if r is None else r + overlong_penalty(n, max_length, buffer, factor)
+        for r, n in zip(rewards, lengths, strict=True)
+    ]
+
+
 def selective_log_softmax(logits: torch.Tensor, ids: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """log softmax(logits / T)[ids] without materializing the full log-softmax for all rows at once.
 
@@ -125,12 +152,14 @@ def clipped_policy_loss(
     normalizer: float,
     ref_logp: torch.Tensor | None = None,
     kl_coef: float = 0.0,
+    aggregation: str = "token",
 ) -> tuple[torch.Tensor, LossStats]:
-    """Token-level clipped surrogate loss of one micro-batch.
+    """Clipped surrogate loss of one micro-batch.
 
     logp, old_logp, token_mask: (B, L); advantages: (B,). ``token_mask`` is 1 on the response tokens of
-    loss samples. ``normalizer`` is the loss-token count of the whole minibatch the micro-batch
-    belongs to, so summing micro-batch losses gives the minibatch's token mean.
+    loss samples. ``normalizer`` is, for ``aggregation="token"``, the loss-token count of the whole
+    minibatch the micro-batch belongs to (summing micro-batch losses gives the minibatch's token
+    mean); for ``"sequence"``, its loss-sample count (summing gives the mean of per-sample means).
     A token counts as low-clipped when rho < 1 - eps_low with A < 0, high-clipped when
     rho > 1 + eps_high with A > 0 (where the clip removes its gradient), as TRL reports them.
     """
@@ -145,7 +174,13 @@ def clipped_policy_loss(
         kl = k3_kl(logp, ref_logp)
         per_token = per_token + kl_coef * kl
         kl_sum = float((kl.detach() * mask).sum())
-    loss = (per_token * mask).sum() / max(normalizer, 1.0)
+    if aggregation == "token":
+        loss = (per_token * mask).sum() / max(normalizer, 1.0)
+    elif aggregation == "sequence":
+        per_sample = (per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)  # (B,)
+        loss = per_sample.sum() / max(normalizer, 1.0)
+    else:
+        raise ValueError(f"unknown loss aggregation {aggregation!r}; use token or sequence")
     with torch.no_grad():
         low = ((ratio < 1.0 - eps_low) & (adv < 0)).to(mask.dtype) * mask
         high = ((ratio > 1.0 + eps_high) & (adv > 0)).to(mask.dtype) * mask
@@ -167,6 +202,8 @@ __all__ = [
     "clipped_policy_loss",
     "group_advantages",
     "k3_kl",
+    "overlong_penalty",
     "selective_log_softmax",
+    "shaped_rewards",
     "token_entropy",
 ]

@@ -3,10 +3,15 @@
 MicroCoder's conditional truncation mask sets M_i = 1 only when ALL of these hold:
   (a) the response reached the length cap (``truncated``: L_max tokens and no end-of-sequence token);
   (b) its answer is not judged wrong (accepted, or undecidable: no complete program to judge);
-  (c) its tail is not a repetition loop (a looping output keeps its negative signal);
+  (c) its tail is not a repetition loop: the paper's exact test, the last m tokens are not equal to
+      the m tokens before them (a looping output keeps its negative signal);
   (d) a Bernoulli draw with probability p succeeds.
 Otherwise the response is trained on normally. ``all`` masks every truncated response (TRL /
 DeepCoder overlong filtering) and ``none`` masks nothing, so runs can compare the three.
+
+Condition (c) is the paper's exact block test by default. ``ngram_test=True`` (``mask.ngram_loop_test``,
+off by default) adds the product's n-gram test, which also catches loops whose period does not divide
+m: a departure from the paper, opt-in for ablations.
 
 Pure functions, no torch; the trainer passes one pre-drawn uniform per sample so that the draws do
 not depend on which samples happen to be eligible (reproducible across runs and resumes).
@@ -47,15 +52,23 @@ def ngram_repeat_ratio(tokens: Sequence[int], n: int) -> float:
 
 
 def is_repetition_loop(
-    tokens: Sequence[int], *, window: int, ngram_size: int, ngram_threshold: float
+    tokens: Sequence[int],
+    *,
+    window: int,
+    ngram_size: int = 4,
+    ngram_threshold: float = 0.5,
+    ngram_test: bool = False,
 ) -> bool:
-    """Condition (c) fails: the tail is a loop by the exact block test or the n-gram test.
+    """Condition (c) fails: the tail is a loop by the paper's exact block test, or (only with
+    ``ngram_test``) by the n-gram test.
 
     The n-gram test looks at the last ``2 * window`` tokens (or the whole response when shorter): the
     exact block test only catches loops whose period divides ``window``.
     """
     if tail_repeats_exactly(tokens, window):
         return True
+    if not ngram_test:
+        return False
     tail = tokens[-2 * window :] if window > 0 else tokens
     return ngram_repeat_ratio(tail, ngram_size) >= ngram_threshold
 
@@ -79,14 +92,21 @@ def conditional_mask_one(
     uniform: float,
     probability: float,
     window: int,
-    ngram_size: int,
-    ngram_threshold: float,
+    ngram_size: int = 4,
+    ngram_threshold: float = 0.5,
+    ngram_test: bool = False,
 ) -> MaskDecision:
     """MicroCoder's four-condition mask for one response (``uniform`` is its U(0, 1) draw)."""
     not_wrong = not is_judged_wrong(verdict)
     # The loop test only matters for truncated responses; skip it otherwise (it costs O(length)).
     no_loop = (
-        not is_repetition_loop(tokens, window=window, ngram_size=ngram_size, ngram_threshold=ngram_threshold)
+        not is_repetition_loop(
+            tokens,
+            window=window,
+            ngram_size=ngram_size,
+            ngram_threshold=ngram_threshold,
+            ngram_test=ngram_test,
+        )
         if truncated
         else True
     )
@@ -109,8 +129,9 @@ def compute_masks(
     *,
     probability: float,
     window: int,
-    ngram_size: int,
-    ngram_threshold: float,
+    ngram_size: int = 4,
+    ngram_threshold: float = 0.5,
+    ngram_test: bool = False,
 ) -> list[MaskDecision]:
     """M_i for every sample under ``policy`` ('conditional' | 'all' | 'none')."""
     n = len(completions)
@@ -134,6 +155,7 @@ def compute_masks(
             window=window,
             ngram_size=ngram_size,
             ngram_threshold=ngram_threshold,
+            ngram_test=ngram_test,
         )
         for toks, t, v, u in zip(completions, truncated, verdicts, uniforms)
     ]

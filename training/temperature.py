@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -106,6 +106,32 @@ def diversity(groups: Sequence[Sequence[Sequence[int]]], max_tokens: int) -> flo
     """The step's ``diversity``: the mean of ``group_diversities`` over groups (0 when there are none)."""
     values = group_diversities(groups, max_tokens)
     return float(np.mean(values)) if values else 0.0
+
+
+class _Generates(Protocol):
+    def generate(
+        self, prompts: list[list[int]], *, n: int, temperature: float, max_new_tokens: int, seed: int
+    ) -> Sequence[Any]: ...
+
+
+def probe_diversity(
+    engine: _Generates,
+    prompts: Sequence[list[int]],
+    *,
+    group_size: int,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+) -> float:
+    """The selection probe: ``group_size`` samples of at most ``max_tokens`` tokens for each prompt
+    at ``temperature`` -> their ``diversity`` (one group per prompt; a prompt may repeat)."""
+    comps = engine.generate(
+        list(prompts), n=group_size, temperature=temperature, max_new_tokens=max_tokens, seed=seed
+    )
+    groups = [
+        [c.token_ids for c in comps[g * group_size : (g + 1) * group_size]] for g in range(len(prompts))
+    ]
+    return diversity(groups, max_tokens)
 
 
 def reward_nonconstant_fraction(group_rewards: Sequence[Sequence[float]]) -> float:
@@ -227,6 +253,7 @@ __all__ = [
     "group_diversities",
     "levenshtein",
     "normalized_edit_distance",
+    "probe_diversity",
     "reward_nonconstant_fraction",
     "stage_index",
 ]

@@ -54,6 +54,7 @@ def toy_config(toy_model_dir: Path, toy_release: Path, tmp_path: Path) -> Callab
             "max_steps": 3,
             "group_size": 4,
             "prompts_per_step": 4,
+            "minibatch_prompts": 4,  # one on-policy update per step unless a test asks for more
             "micro_batch_size": 16,
             "learning_rate": 1e-3,
             "max_response_length": 24,

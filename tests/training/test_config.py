@@ -51,6 +51,15 @@ def test_a_wrongly_typed_value_names_the_field() -> None:
 
 
 def test_minibatches_must_hold_whole_groups() -> None:
+    with pytest.raises(
+        ConfigError, match=r"prompts_per_step \(6\) must be a multiple of minibatch_prompts \(4\)"
+    ):
+        load_config(None, {"prompts_per_step": 6, "minibatch_prompts": 4})
+
+
+def test_a_stored_updates_per_rollout_becomes_the_minibatch_it_implies() -> None:
+    cfg = load_config(None, {"prompts_per_step": 8, "updates_per_rollout": 4})
+    assert (cfg.minibatch_prompts, cfg.updates_per_rollout) == (2, 4)
     with pytest.raises(ConfigError, match="multiple of updates_per_rollout"):
         load_config(None, {"prompts_per_step": 6, "updates_per_rollout": 4})
 
@@ -97,7 +106,14 @@ def test_every_field_is_listed_with_help_text() -> None:
         "model",
         "group_size",
         "prompts_per_step",
-        "updates_per_rollout",
+        "minibatch_prompts",
+        "loss_aggregation",
+        "lr_schedule",
+        "lr_warmup_steps",
+        "mask.ngram_loop_test",
+        "reward.overlong_buffer_ratio",
+        "dynamic_sampling.enabled",
+        "preset",
         "learning_rate",
         "max_response_length",
         "max_prompt_length",

@@ -8,7 +8,9 @@ NATURAL = list(range(100, 140))  # 40 distinct tokens: no loop
 LOOP3 = [1, 2, 3] * 14  # period 3: the exact 8-token block test misses it (3 does not divide 8)
 
 
-def _masks(policy: str, rows: list[tuple[list[int], bool, str, float]], p: float = 0.5) -> list[bool]:
+def _masks(
+    policy: str, rows: list[tuple[list[int], bool, str, float]], p: float = 0.5, ngram_test: bool = False
+) -> list[bool]:
     decisions = compute_masks(
         policy,
         [r[0] for r in rows],
@@ -19,6 +21,7 @@ def _masks(policy: str, rows: list[tuple[list[int], bool, str, float]], p: float
         window=8,
         ngram_size=3,
         ngram_threshold=0.5,
+        ngram_test=ngram_test,
     )
     return [d.masked for d in decisions]
 
@@ -74,8 +77,15 @@ def test_the_ngram_ratio_is_the_share_of_repeated_ngrams() -> None:
     assert ngram_repeat_ratio([1], 2) == 0.0
 
 
-def test_the_ngram_test_catches_a_loop_whose_period_does_not_divide_m() -> None:
+def test_the_opt_in_ngram_test_catches_a_loop_whose_period_does_not_divide_m() -> None:
     assert not tail_repeats_exactly(LOOP3, 8)
-    assert is_repetition_loop(LOOP3, window=8, ngram_size=3, ngram_threshold=0.5)
-    assert not is_repetition_loop(NATURAL, window=8, ngram_size=3, ngram_threshold=0.5)
-    assert _masks("conditional", [(LOOP3, True, "AC", 0.0)]) == [False]
+    assert is_repetition_loop(LOOP3, window=8, ngram_size=3, ngram_threshold=0.5, ngram_test=True)
+    assert not is_repetition_loop(NATURAL, window=8, ngram_size=3, ngram_threshold=0.5, ngram_test=True)
+    assert _masks("conditional", [(LOOP3, True, "AC", 0.0)], ngram_test=True) == [False]
+
+
+def test_by_default_condition_c_is_the_papers_exact_block_test_only() -> None:
+    # LOOP3 loops, but its period does not divide m = 8: the paper's test does not see it, so the
+    # default mask treats it like any other truncated not-wrong answer.
+    assert not is_repetition_loop(LOOP3, window=8, ngram_size=3, ngram_threshold=0.5)
+    assert _masks("conditional", [(LOOP3, True, "AC", 0.0)]) == [True]

@@ -178,7 +178,7 @@ def test_one_update_per_rollout_is_exactly_on_policy(toy_config: Callable[..., A
 def test_later_updates_of_a_rollout_see_ratios_away_from_one(toy_config: Callable[..., Any]) -> None:
     seen, on_metrics = _collect()
     Trainer(
-        toy_config(max_steps=2, updates_per_rollout=2, learning_rate=5e-3, skip_zero_advantage=False),
+        toy_config(max_steps=2, minibatch_prompts=2, learning_rate=5e-3, skip_zero_advantage=False),
         on_metrics=on_metrics,
         write_logs=False,
     ).train()
