@@ -1,6 +1,6 @@
 from django.urls import path
 
-from training import views, views_evaluations
+from training import views, views_evaluations, views_sweeps
 
 app_name = "training"
 
@@ -9,6 +9,11 @@ urlpatterns = [
     path("runs/new/", views.run_create, name="run-create"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),
+    path("sweeps/", views_sweeps.sweep_list, name="sweep-list"),
+    path("sweeps/new/", views_sweeps.sweep_create, name="sweep-create"),
+    path("sweeps/<int:sweep_id>/", views_sweeps.sweep_detail, name="sweep-detail"),
+    path("sweeps/<int:sweep_id>/cancel/", views_sweeps.sweep_cancel, name="sweep-cancel"),
+    path("compare/", views_sweeps.compare, name="compare"),
     path("evaluations/", views_evaluations.evaluation_list, name="model-eval-list"),
     path("evaluations/new/", views_evaluations.evaluation_create, name="model-eval-create"),
     path("evaluations/compare/", views_evaluations.evaluation_compare, name="model-eval-compare"),
