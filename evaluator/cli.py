@@ -3,7 +3,8 @@
     python -m evaluator judge PROBLEM.json SOLUTION_FILE [--all]
         one JSON verdict on stdout; PROBLEM.json is a case without "code"
     python -m evaluator batch CASES.jsonl [--workers N] [--all]
-        one JSON verdict per input line, same order ("-" reads stdin)
+        one JSON verdict per input line, same order ("-" reads stdin); a progress bar on stderr
+        only when stderr is a terminal
     python -m evaluator compare EXPECTED_FILE ACTUAL_FILE [--checker lenient|strict|icpc] [FLAG ...]
         exit 0 when equal, 1 when different; prints the method that decided. FLAGs are written as in
         a problem package's validator_flags (case_sensitive space_change_sensitive float_tolerance 1e-6)
@@ -69,7 +70,17 @@ def _cmd_batch(args: argparse.Namespace) -> int:
             cases.append(json.loads(line))
         except ValueError as exc:
             cases.append({"__unparsable__": str(exc)})
-    verdicts = judge_batch(cases, workers=args.workers, stop_on_first_failure=not args.all)
+    bar: Any = None
+    if sys.stderr.isatty():  # a progress bar on a terminal only: piped stderr stays quiet
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(cases), unit="case", file=sys.stderr, desc="judge")
+    try:
+        verdicts = judge_batch(cases, workers=args.workers, stop_on_first_failure=not args.all,
+                               on_case_done=None if bar is None else lambda _i: bar.update(1))
+    finally:
+        if bar is not None:
+            bar.close()
     for case, verdict in zip(cases, verdicts):
         if isinstance(case, dict) and "__unparsable__" in case:
             verdict["message"] = f"invalid case: the line is not JSON ({case['__unparsable__']})"

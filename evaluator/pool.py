@@ -11,6 +11,7 @@ import collections
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,8 +32,9 @@ class Batch:
     """One judge_batch call: feeds at most ``limit`` jobs at a time into the pool."""
 
     def __init__(self, jobs_per_case: list[list[list[int]]], cases: list[Case], limit: int,
-                 pool: JudgePool) -> None:
+                 pool: JudgePool, on_case_done: Callable[[int], None] | None = None) -> None:
         self.pool = pool
+        self.on_case_done = on_case_done
         self.limit = limit
         self.lock = threading.Lock()
         self.pending: collections.deque[Job] = collections.deque()
@@ -59,9 +61,15 @@ class Batch:
             self.left -= 1
             i = self.index[id(job.case)]
             self.left_per_case[i] -= 1
-            if self.left_per_case[i] == 0:
+            case_done = self.left_per_case[i] == 0
+            if case_done:
                 job.case.finished = time.monotonic()
-            if self.left == 0:
+            all_done = self.left == 0
+        try:
+            if case_done and self.on_case_done is not None:
+                self.on_case_done(i)
+        finally:
+            if all_done:  # after the callback: judge_batch returns with every case reported
                 self.done.set()
         self.feed()
 

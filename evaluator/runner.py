@@ -40,7 +40,7 @@ Implementation: :mod:`evaluator.config` (``JudgeConfig``), :mod:`evaluator.cases
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -59,11 +59,14 @@ def _chunks(n_tests: int, parts: int) -> list[list[int]]:
 
 
 def judge_batch(cases: Sequence[Mapping[str, Any]], *, workers: int | None = None,
-                stop_on_first_failure: bool = True, config: JudgeConfig | None = None) -> list[dict[str, Any]]:
+                stop_on_first_failure: bool = True, config: JudgeConfig | None = None,
+                on_case_done: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
     """Judge ``cases`` in parallel; one verdict per case, in the same order. ``workers`` caps how many
     workers this call uses at once (default: one per core). With ``stop_on_first_failure=False`` every
     test runs, which ``reward_from_verdict(..., "fraction")`` needs. Never raises for a bad case or a
-    sandbox failure: those come back as ``IE`` verdicts."""
+    sandbox failure: those come back as ``IE`` verdicts. ``on_case_done(i)`` (progress bars) is called
+    once per case as soon as case ``i`` is decided, in completion order, possibly from a pool thread;
+    every call has happened when this returns."""
     config = config or default_config()
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
@@ -71,11 +74,15 @@ def judge_batch(cases: Sequence[Mapping[str, Any]], *, workers: int | None = Non
     limit = workers or config.workers or usable_cores()
     prepare_cases(states, config.sandbox, limit)  # C/C++ solutions and checker programs, once per source
     runnable = [s for s in states if s.final is None]
+    if on_case_done is not None:
+        for i, state in enumerate(states):
+            if state.final is not None:  # decided before judging (a malformed case, CE)
+                on_case_done(i)
     if runnable:
         pool = get_pool(config, limit)
         parts = max(1, math.ceil(limit / len(runnable)))
         plan = [_chunks(len(s.tests), parts) if s.final is None else [] for s in states]
-        batch = Batch(plan, states, limit, pool)
+        batch = Batch(plan, states, limit, pool, on_case_done)
         batch.feed()
         batch.done.wait()
     return [s.verdict() for s in states]

@@ -45,6 +45,12 @@ def _rows(stream: IO[str]) -> Iterator[ProblemInput | ScoringResult]:
             yield ScoringResult(_row_id(row, fallback), None, {}, [], error=str(exc))
 
 
+def _count_rows(path: str) -> int:
+    """Non-blank lines of ``path`` (one row each), read once more before scoring for the progress bar."""
+    with open(path, "rb") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
 def _row_id(row: Any, fallback: str) -> str:
     if not isinstance(row, dict):
         return fallback
@@ -78,7 +84,8 @@ def _score(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         from tqdm import tqdm
 
-        progress = tqdm(unit="problem", file=sys.stderr)
+        total = None if args.input == "-" else _count_rows(args.input)  # a file: the bar knows its end
+        progress = tqdm(total=total, unit="problem", file=sys.stderr, desc="score")
     errors = 0
     try:
         results = score_problems(

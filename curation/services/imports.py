@@ -17,7 +17,7 @@ Contract of ``problem_import``:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,7 @@ def problem_import(
     user: Any = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     batch: ImportBatch | None = None,
+    on_progress: Callable[[ImportBatch], None] | None = None,
 ) -> ImportBatch:
     """Import every row of ``path`` (``format`` is a key of ``curation.importers.FORMATS``).
 
@@ -92,6 +93,7 @@ def problem_import(
     ``last_committed_row`` is the last row of the last committed chunk (its progress is written in
     the same transaction as its rows, so it is exact), nothing after it was written, and importing
     the same (complete) file again finishes the job: committed rows come back ``unchanged``.
+    ``on_progress(batch)`` (the command's progress bar) is called after each chunk.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -110,6 +112,8 @@ def problem_import(
         with limits_applied(import_read_limits()):  # every import, uploaded or from the command line
             for chunk in _chunks(importer.parse(path), batch_size):
                 _import_chunk(chunk, batch, state)
+                if on_progress is not None:
+                    on_progress(batch)
     except Exception as exc:  # noqa: BLE001 - any reader failure ends the batch; it is reported, not raised
         log.exception("import #%s of %s failed", batch.pk, path)
         message = f"could not read {path.name} as {format} past row {batch.total_rows}: {failure_message(batch, exc)}"

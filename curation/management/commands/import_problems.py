@@ -1,4 +1,7 @@
-"""``python manage.py import_problems --format FORMAT PATH``: import a file or folder of problems."""
+"""``python manage.py import_problems --format FORMAT PATH``: import a file or folder of problems.
+
+On a terminal a progress bar on stderr counts the rows read (and the rejected ones) as each chunk
+commits; piped or redirected, stderr carries only the per-row errors."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from curation.importers import FORMATS, detect_format
-from curation.models import ImportStatus, Problem
+from curation.models import ImportBatch, ImportStatus, Problem
 from curation.services import problem_import, problems_check_constraints, problems_normalize
 from curation.services.imports import DEFAULT_BATCH_SIZE
 
@@ -41,6 +44,19 @@ class Command(BaseCommand):
             help="Also run the normalize and constraints stages on the imported/changed problems.",
         )
 
+    def _progress_bar(self) -> Any:
+        """A tqdm bar on stderr when stderr is a terminal, else None (piped output stays quiet)."""
+        if not self.stderr.isatty():
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=None, unit="row", desc="import", file=self.stderr._out)
+
+    @staticmethod
+    def _advance(bar: Any, batch: ImportBatch) -> None:
+        bar.update(batch.total_rows - bar.n)
+        bar.set_postfix(rejected=batch.rejected_count, refresh=False)
+
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"])
         if not path.exists():
@@ -51,7 +67,15 @@ class Command(BaseCommand):
             if fmt is None:
                 raise CommandError(f"could not detect the format of {path}; pass --format (see --help)")
             self.stdout.write(f"detected format: {fmt}")
-        batch = problem_import(path=path, format=fmt, batch_size=options["batch_size"])
+        bar = self._progress_bar()
+        try:
+            batch = problem_import(
+                path=path, format=fmt, batch_size=options["batch_size"],
+                on_progress=None if bar is None else lambda b: self._advance(bar, b),
+            )
+        finally:
+            if bar is not None:
+                bar.close()
         for err in batch.errors:
             where = f"row {err['row']}" + (f" ({err['external_id']})" if err.get("external_id") else "")
             self.stderr.write(f"{where}: {err['reason']}")

@@ -1,0 +1,65 @@
+"""Run a command with its stderr on a pseudo-terminal (a progress bar's "is this a terminal?" case)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import struct
+import subprocess
+import termios
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def open_terminal(rows: int = 24, columns: int = 120) -> tuple[int, int]:
+    """A pty pair (master, slave) with a window size, as a real terminal has (a fresh pty is 0 x 0, and
+    tqdm draws nothing in zero columns)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    return master, slave
+
+
+def run_with_tty_stderr(
+    args: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float = 120, stdin: str | None = None
+) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of ``args`` whose stderr is a pty (so ``sys.stderr.isatty()`` is
+    true in the child) while stdout stays a pipe. The pty is drained on a thread as the child writes."""
+    master, slave = open_terminal()
+    chunks: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed its end
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        proc: Any = subprocess.Popen(
+            list(args),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+        )
+        os.close(slave)
+        out, _ = proc.communicate(stdin, timeout=timeout)
+        reader.join(timeout=10)
+    finally:
+        os.close(master)
+    return proc.returncode, out, b"".join(chunks).decode("utf-8", "replace")
+
+
+def looks_like_a_progress_bar(stderr: str) -> bool:
+    """tqdm's redraws: carriage returns and a ``|...|`` bar or an ``it/s``-style rate."""
+    return "\r" in stderr and ("|" in stderr or "/s]" in stderr)
