@@ -1,0 +1,230 @@
+"""The memory planner (training.memory_plan): model shapes, the per-GPU estimate, advice, and the estimate
+against a measured CPU peak."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from training.config import config_from_dict
+from training.memory_plan import GIB, KNOWN_SHAPES, ModelShape, model_shape, plan_for_config, plan_memory
+
+TINY = {
+    "hidden_size": 128,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 8192,
+    "intermediate_size": 512,
+    "tie_word_embeddings": True,
+}
+
+
+def _config(**values: Any) -> Any:
+    return config_from_dict({"model": "Qwen/Qwen3-1.7B", **values})
+
+
+def test_it_knows_the_qwen3_shapes_with_their_published_parameter_counts() -> None:
+    billions = {s.name: round(s.params / 1e9, 1) for s in KNOWN_SHAPES.values()}
+    assert billions == {
+        "Qwen/Qwen3-0.6B": 0.6,
+        "Qwen/Qwen3-1.7B": 1.7,
+        "Qwen/Qwen3-4B": 4.0,
+        "Qwen/Qwen3-8B": 8.2,
+    }
+    assert model_shape("Qwen/Qwen3-4B-Instruct-2507") == KNOWN_SHAPES["qwen/qwen3-4b"]
+
+
+def test_it_reads_the_shape_from_a_local_model_directory(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(TINY))
+    shape = model_shape(str(tmp_path))
+    assert (shape.hidden_size, shape.num_layers, shape.num_kv_heads, shape.vocab_size) == (128, 4, 2, 8192)
+
+
+def test_it_reads_the_shape_from_the_hugging_face_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot = tmp_path / "models--acme--coder-1b" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(json.dumps({**TINY, "hidden_size": 256}))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    assert model_shape("acme/coder-1b").hidden_size == 256
+
+
+def test_it_says_where_it_looked_for_an_unknown_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    with pytest.raises(ValueError, match="unknown model shape.*Qwen/Qwen3-8B"):
+        model_shape("acme/unknown-7b")
+    assert "error" in plan_for_config(_config(model="acme/unknown-7b"))
+
+
+def test_it_shards_weights_gradients_and_optimizer_state_over_fsdp_gpus() -> None:
+    shape = KNOWN_SHAPES["qwen/qwen3-8b"]
+    one, four = plan_memory(_config(), shape, 1), plan_memory(_config(), shape, 4)
+    for key in ("weights", "gradients", "optimizer"):
+        assert four.component(key) == pytest.approx(one.component(key) / 4, rel=1e-6)
+    assert one.component("optimizer") == 2 * one.component("weights") == 2 * shape.params * 4
+    assert four.component("activations") == one.component("activations")  # per-GPU micro-batch unchanged
+
+
+def test_it_counts_far_fewer_activations_with_gradient_checkpointing() -> None:
+    shape = KNOWN_SHAPES["qwen/qwen3-1.7b"]
+    off = plan_memory(_config(), shape)
+    on = plan_memory(_config(gradient_checkpointing=True), shape)
+    assert on.component("activations") < off.component("activations") / 10
+    assert (
+        off.alternatives["activations_with_checkpointing"]
+        == on.alternatives["activations_with_checkpointing"]
+    )
+
+
+def test_it_counts_a_reference_model_only_with_a_kl_term() -> None:
+    shape = KNOWN_SHAPES["qwen/qwen3-1.7b"]
+    assert plan_memory(_config(), shape).component("reference") == 0
+    assert plan_memory(_config(kl_coef=0.04), shape).component("reference") > 0
+
+
+def test_it_says_which_settings_to_change_when_the_default_8k_run_does_not_fit() -> None:
+    plan = plan_memory(_config(), KNOWN_SHAPES["qwen/qwen3-1.7b"])
+    assert not plan.fits
+    text = " ".join(plan.advice)
+    assert "gradient_checkpointing: true" in text
+    assert "rollout.batch_size" in text and "micro_batch_size" in text
+
+
+def test_it_fits_a_checkpointed_vllm_run_of_the_1_7b_model_on_one_h200() -> None:
+    config = _config(gradient_checkpointing=True, micro_batch_size=1, **{"rollout": {"engine": "vllm"}})
+    plan = plan_memory(config, KNOWN_SHAPES["qwen/qwen3-1.7b"])
+    assert plan.fits and plan.advice == ()
+    assert plan.component("vllm") == pytest.approx(0.35 * plan.capacity_bytes, rel=1e-3)  # type: ignore[operator]
+
+
+def test_it_advises_more_gpus_for_the_8b_model() -> None:
+    config = _config(gradient_checkpointing=True, micro_batch_size=1, **{"rollout": {"engine": "vllm"}})
+    plan = plan_memory(config, KNOWN_SHAPES["qwen/qwen3-8b"], gpu_bytes=80 * GIB)
+    assert not plan.fits
+    assert any("Shard over" in a and "--nproc_per_node" in a for a in plan.advice)
+
+
+def test_it_has_no_gpu_budget_for_a_cpu_run() -> None:
+    plan = plan_memory(_config(device="cpu"), KNOWN_SHAPES["qwen/qwen3-0.6b"])
+    assert plan.capacity_bytes is None and plan.fits and plan.advice == ()
+    assert "autocast_weights" not in {c.key for c in plan.components}  # no autocast on CPU by default
+
+
+# --- the estimate against a measurement ------------------------------------------------------------
+
+_PROBE = r"""
+import json, sys
+import torch
+torch.set_num_threads(1)
+from transformers import Qwen3Config, Qwen3ForCausalLM
+from training.config import config_from_dict
+from training.masking import MaskDecision
+from training.rollout.base import Completion
+from training.update import ForwardSetup, policy_update
+
+def status(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(key)
+
+shape, cfg_dict = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+cfg = config_from_dict(cfg_dict)
+B, P, C, V = cfg.micro_batch_size, cfg.max_prompt_length, cfg.max_response_length, shape["vocab_size"]
+
+def model_of(layers, vocab):
+    config = Qwen3Config(**{**shape, "num_hidden_layers": layers, "vocab_size": vocab, "max_position_embeddings": P + C + 8})
+    torch.manual_seed(0)
+    model = Qwen3ForCausalLM(config)
+    if cfg.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+    model.train()
+    return model
+
+def update(model, opt, vocab):
+    g = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(0, vocab, (P,), generator=g).tolist() for _ in range(B)]
+    comps = [Completion(i, torch.randint(0, vocab, (C,), generator=g).tolist(), [-1.0] * C, True, 1.0) for i in range(B)]
+    masks = [MaskDecision(False, True, True, True, False)] * B
+    rewards = [float(i % 2) for i in range(B)]
+    setup = ForwardSetup(pad_id=0, device=torch.device("cpu"), autocast_dtype=None)
+    policy_update(cfg, model, opt, setup, prompts, comps, rewards, masks, [r - 0.5 for r in rewards], 1.0)
+
+# warm-up on a throwaway model: lazy imports, kernels and allocator arenas are paid for before the baseline
+warm = model_of(1, 256)
+update(warm, torch.optim.AdamW(warm.parameters(), lr=1e-6), 256)
+del warm
+base = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")  # reset VmHWM (the peak resident size) to the current size
+model = model_of(shape["num_hidden_layers"], V)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
+update(model, opt, V)  # allocates the AdamW moments
+state = status("VmRSS")
+update(model, opt, V)  # steady state: the moments exist during forward and backward
+peak = status("VmHWM")
+print(json.dumps({"total": peak - base, "state": state - base, "params": sum(p.numel() for p in model.parameters())}))
+"""
+
+
+def _measure(shape: dict[str, Any], config: dict[str, Any]) -> dict[str, int]:
+    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "OMP_NUM_THREADS": "1"}
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(shape), json.dumps(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc (peak RSS reset)")
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_it_estimates_the_measured_peak_of_a_tiny_model_update_within_20_percent(checkpointing: bool) -> None:
+    """Measured: a subprocess builds a tiny Qwen3 (4 layers, hidden 128, vocabulary 8192) and runs the
+    trainer's own ``policy_update`` (forward, log-probs, loss, backward, AdamW step) twice on a 4 x 512-token
+    micro-batch on CPU in float32. Memory is the process's resident size from /proc: glibc is told to
+    serve every allocation above 64 KiB with mmap (MALLOC_MMAP_THRESHOLD_), so freed tensors leave the
+    resident set at once and it tracks live tensors; a warm-up update on a throwaway model pays for lazy
+    imports and kernels first; then the baseline is read, the kernel's peak counter (VmHWM) is reset through
+    /proc/self/clear_refs, and the peak over model creation and both updates (the second one with AdamW's
+    moments alive) is VmHWM - baseline. The planner's update phase (weights, gradients, moments,
+    activations, logits) must be within 20 % of it, and its model state within 20 % of the resident growth
+    after the first update."""
+    config = {
+        "model": "tiny",
+        "device": "cpu",
+        "micro_batch_size": 4,
+        "max_prompt_length": 64,
+        "max_response_length": 448,
+        "prompts_per_step": 2,
+        "group_size": 2,
+        "minibatch_prompts": 2,
+        "gradient_checkpointing": checkpointing,
+    }
+    measured = _measure(TINY, config)
+    shape = ModelShape.from_hf_config("tiny", TINY)
+    assert measured["params"] == shape.params
+    plan = plan_memory(config_from_dict(config), shape)
+    update = sum(c.bytes for c in plan.components if c.phase == "update")
+    state = sum(plan.component(k) for k in ("weights", "gradients", "optimizer"))
+    assert update == pytest.approx(measured["total"], rel=0.2), (update, measured)
+    assert state == pytest.approx(measured["state"], rel=0.2), (state, measured)
+    assert (
+        plan.component("activations") + plan.component("logits") > 0.6 * update
+    )  # the estimated part matters

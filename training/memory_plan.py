@@ -1,0 +1,520 @@
+"""Memory planner: per-GPU memory of a run before it is launched, and what to change when it does not fit.
+
+``plan_memory(config, shape, gpus)`` adds up, per GPU:
+
+- the update phase: trained weights, gradients and AdamW's two moments (in ``dtype``; divided by the
+  number of GPUs under FSDP, plus the all-gather buffer of two decoder layers), the bfloat16 copies of
+  the weights autocast keeps for the backward pass, the reference model (only with ``kl_coef > 0``),
+  the activations autograd saves for one micro-batch (with or without gradient checkpointing) and the
+  logits of the log-probability path (the full ``(tokens, vocabulary)`` path or the chunked one of
+  ``training.logprobs``);
+- the rollout phase: vLLM's share ``rollout.gpu_memory_utilization`` of the GPU (its weights plus KV
+  cache), or the transformers engine's KV cache for ``rollout.batch_size`` sequences.
+
+Without vLLM's sleep mode the rollout engine keeps its memory through the update, so the two add up.
+
+The activation model is per token and per decoder layer, in elements: ``6h + 5q + 4kv + 4I`` saved
+tensors (h hidden, q = heads x head_dim, kv = kv_heads x head_dim, I intermediate; the norms' inputs and
+outputs, the q/k/v projections before and after their norms, the attention output, the MLP's gate, up,
+activation and product), no (length x length) term (flash/memory-efficient attention). With
+checkpointing only each layer's input is kept, and one layer is recomputed at a time. The full-logits
+path holds ``2B + 1`` float32 (C, V) blocks at its peak (the logits, the scaled copies autograd saves
+row by row and one row's temporaries). These coefficients were checked against measured CPU peaks of
+tiny Qwen3 models (tests/training/test_memory_plan.py; within a few per cent), the GPU mixed-precision
+terms follow the same tensors at bfloat16 width except the float32 norms.
+
+``model_shape(name)`` knows Qwen3-0.6B/1.7B/4B/8B without any download, and reads ``config.json`` from a
+local model directory or the Hugging Face cache otherwise.
+
+This module imports nothing from Django or torch.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from training.config import GRPOConfig
+
+GIB = 1024**3
+#: one H200 as torch reports it (141 GB of HBM3e = about 139.8 GiB usable).
+DEFAULT_GPU_BYTES = int(139.8 * GIB)
+#: CUDA context, allocator fragmentation and NCCL buffers we do not model: kept free.
+RESERVE_BYTES = int(4 * GIB)
+_ADAM_STATES = 2
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What memory depends on in a decoder-only transformer (a Hugging Face ``config.json``'s fields)."""
+
+    name: str
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    intermediate_size: int
+    tie_word_embeddings: bool = True
+
+    @property
+    def layer_params(self) -> int:
+        h, q, kv = self.hidden_size, self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        attention = h * q + 2 * h * kv + q * h + 2 * self.head_dim  # q, k, v, o and the q/k norms
+        return attention + 3 * h * self.intermediate_size + 2 * h  # gate, up, down and two RMSNorms
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """vLLM's bfloat16 K and V cache per token, all layers."""
+        return 2 * self.num_layers * self.num_kv_heads * self.head_dim * 2
+
+    @property
+    def params(self) -> int:
+        embeddings = self.vocab_size * self.hidden_size * (1 if self.tie_word_embeddings else 2)
+        return self.num_layers * self.layer_params + embeddings + self.hidden_size
+
+    @classmethod
+    def from_hf_config(cls, name: str, data: dict[str, Any]) -> ModelShape:
+        """From a ``config.json`` mapping; raises ValueError naming the missing field."""
+        try:
+            h = int(data["hidden_size"])
+            heads = int(data["num_attention_heads"])
+            return cls(
+                name=name,
+                hidden_size=h,
+                num_layers=int(data["num_hidden_layers"]),
+                num_heads=heads,
+                num_kv_heads=int(data.get("num_key_value_heads") or heads),
+                head_dim=int(data.get("head_dim") or h // heads),
+                vocab_size=int(data["vocab_size"]),
+                intermediate_size=int(data["intermediate_size"]),
+                tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
+            )
+        except KeyError as exc:
+            raise ValueError(f"{name}: config.json has no {exc.args[0]!r}") from exc
+
+
+#: shapes of the models the product suggests, from their published config.json files.
+KNOWN_SHAPES: dict[str, ModelShape] = {
+    "qwen/qwen3-0.6b": ModelShape("Qwen/Qwen3-0.6B", 1024, 28, 16, 8, 128, 151936, 3072, True),
+    "qwen/qwen3-1.7b": ModelShape("Qwen/Qwen3-1.7B", 2048, 28, 16, 8, 128, 151936, 6144, True),
+    "qwen/qwen3-4b": ModelShape("Qwen/Qwen3-4B", 2560, 36, 32, 8, 128, 151936, 9728, True),
+    "qwen/qwen3-8b": ModelShape("Qwen/Qwen3-8B", 4096, 36, 32, 8, 128, 151936, 12288, False),
+}
+
+
+def _hf_cache_dirs() -> list[Path]:
+    hub = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
+    if hub:
+        return [Path(hub)]
+    home = os.environ.get("HF_HOME") or str(Path.home() / ".cache" / "huggingface")
+    return [Path(home) / "hub"]
+
+
+def _config_json(name: str) -> Path | None:
+    local = Path(name).expanduser()
+    if (local / "config.json").is_file():
+        return local / "config.json"
+    if "/" not in name or name.startswith(("/", ".", "~")):
+        return None
+    folder = "models--" + name.replace("/", "--")
+    for cache in _hf_cache_dirs():
+        snapshots = cache / folder / "snapshots"
+        if snapshots.is_dir():
+            found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            if found:
+                return found[0]
+    return None
+
+
+def model_shape(name: str) -> ModelShape:
+    """The shape of ``name``: a local directory's or the HF cache's config.json, else a known Qwen3 shape.
+
+    Raises ValueError saying where it looked when the shape is unknown (nothing is downloaded)."""
+    path = _config_json(name)
+    if path is not None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read the model's config.json ({exc})") from exc
+        if isinstance(data.get("text_config"), dict):  # multimodal wrappers keep the LM's shape inside
+            data = data["text_config"]
+        return ModelShape.from_hf_config(name, data)
+    key = name.strip().lower()
+    for known, shape in KNOWN_SHAPES.items():
+        if key == known or key.startswith(known + "-"):  # Qwen/Qwen3-4B-Instruct-2507 has 4B's shape
+            return shape
+    raise ValueError(
+        f"unknown model shape for {name!r}: not a local directory with a config.json, not in the Hugging "
+        f"Face cache, and not one of {', '.join(s.name for s in KNOWN_SHAPES.values())}"
+    )
+
+
+@dataclass(frozen=True)
+class MemoryComponent:
+    key: str
+    label: str
+    bytes: int
+    phase: str  # "update" | "rollout"
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Per-GPU memory estimate. ``total_bytes`` is the peak: update + rollout without sleep mode, else
+    the larger of the two; ``alternatives`` holds the figures of the settings not chosen."""
+
+    model: str
+    params: int
+    gpus: int
+    device: str
+    components: tuple[MemoryComponent, ...]
+    total_bytes: int
+    capacity_bytes: int | None
+    fits: bool
+    advice: tuple[str, ...]
+    alternatives: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def component(self, key: str) -> int:
+        return sum(c.bytes for c in self.components if c.key == key)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["components"] = [asdict(c) for c in self.components]
+        out["total_gib"] = round(self.total_bytes / GIB, 2)
+        out["capacity_gib"] = None if self.capacity_bytes is None else round(self.capacity_bytes / GIB, 2)
+        out["advice"] = list(self.advice)
+        out["notes"] = list(self.notes)
+        return out
+
+
+def _dtype_bytes(name: str) -> int:
+    return 2 if name in ("bfloat16", "float16") else 4
+
+
+def _autocast_bf16(config: GRPOConfig, on_gpu: bool) -> bool:
+    return config.mixed_precision == "bf16" or (config.mixed_precision == "auto" and on_gpu)
+
+
+def _chunk_tokens(config: GRPOConfig) -> int | None:
+    """Tokens per log-prob chunk when the config uses the chunked path (``training.logprobs``), else None."""
+    for name in ("logprob_chunk_tokens", "logprobs_chunk_tokens"):
+        value = getattr(config, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+    section = getattr(config, "logprobs", None)
+    if section is not None and getattr(section, "chunked", True):
+        value = getattr(section, "chunk_tokens", 0)
+        return int(value) if isinstance(value, int) else 0
+    return None
+
+
+def _chunk_len(vocab: int, chunk_tokens: int) -> int:
+    return chunk_tokens if chunk_tokens > 0 else max(16, (1 << 24) // max(vocab, 1))
+
+
+@dataclass(frozen=True)
+class _Sizes:
+    """Bytes of the activation and logits terms for one micro-batch (see the module docstring)."""
+
+    activations_full: int
+    activations_checkpointed: int
+    logits_full: int
+    logits_chunked: int
+
+
+def _sizes(
+    config: GRPOConfig, shape: ModelShape, *, micro_batch: int, autocast: bool, act_bytes: int
+) -> _Sizes:
+    h, inter = shape.hidden_size, shape.intermediate_size
+    q, kv = shape.num_heads * shape.head_dim, shape.num_kv_heads * shape.head_dim
+    seq = config.max_prompt_length + config.max_response_length
+    tokens = micro_batch * seq
+    comp_tokens = micro_batch * config.max_response_length
+    # per token and layer: norms (their inputs and outputs: float32 inside Qwen's RMSNorm under autocast)
+    norm = 6 * h * (4 if autocast else act_bytes)
+    layer = norm + (5 * q + 4 * kv + 4 * inter) * act_bytes  # (B, T, .) tensors autograd saves
+    per_layer = tokens * layer
+    acts_full = shape.num_layers * per_layer
+    layer_inputs = shape.num_layers * tokens * h * act_bytes
+    # the recompute of one layer plus its backward's transient gradients (2I + 2h per token)
+    recompute = per_layer + tokens * (2 * inter + 2 * h) * act_bytes
+    logit_bytes = 2 if autocast else act_bytes
+    vocab = shape.vocab_size
+    # logits (B, C, V) + the float32 scaled copy autograd saves per row + one row's temporaries
+    logits_full = comp_tokens * vocab * (logit_bytes + 4) + config.max_response_length * vocab * 4
+    chunk = _chunk_len(vocab, _chunk_tokens(config) or 0)
+    logits_chunked = 3 * min(chunk, comp_tokens) * vocab * 4 + comp_tokens * h * act_bytes
+    return _Sizes(acts_full, layer_inputs + recompute, logits_full, logits_chunked)
+
+
+def plan_memory(
+    config: GRPOConfig,
+    model_shape: ModelShape,
+    gpus: int = 1,
+    *,
+    gpu_bytes: int | None = None,
+) -> MemoryPlan:
+    """Estimate per-GPU memory of ``config`` on ``gpus`` GPUs (FSDP shards the trained state), with
+    advice when it does not fit.
+
+    ``gpu_bytes``: memory of one GPU (default: an H200); a CPU run (``device: cpu``) has no GPU budget
+    and always fits."""
+    plan = _estimate(config, model_shape, gpus, gpu_bytes=gpu_bytes)
+    advice = _advice(config, model_shape, plan, gpus=gpus, gpu_bytes=gpu_bytes)
+    return MemoryPlan(**{**plan.__dict__, "advice": tuple(advice)})
+
+
+def _estimate(
+    config: GRPOConfig,
+    model_shape: ModelShape,
+    gpus: int,
+    *,
+    gpu_bytes: int | None = None,
+    micro_batch: int | None = None,
+) -> MemoryPlan:
+    """The estimate without advice; ``micro_batch`` overrides ``micro_batch_size`` (the advice's search)."""
+    if gpus < 1:
+        raise ValueError(f"gpus must be >= 1, got {gpus}")
+    shape = model_shape
+    on_gpu = config.device != "cpu"
+    capacity = (gpu_bytes or DEFAULT_GPU_BYTES) if on_gpu else None
+    pbytes = _dtype_bytes("float32" if config.dtype == "auto" else config.dtype)
+    autocast = _autocast_bf16(config, on_gpu)
+    act_bytes = 2 if autocast else pbytes
+    mb = micro_batch or config.micro_batch_size
+    params = shape.params
+    sharded = math.ceil(params / gpus)
+
+    comps: list[MemoryComponent] = []
+
+    def add(key: str, label: str, nbytes: int, phase: str = "update", note: str = "") -> None:
+        comps.append(MemoryComponent(key, label, int(nbytes), phase, note))
+
+    fsdp = f" (1/{gpus} under FSDP)" if gpus > 1 else ""
+    add(
+        "weights", "Trained weights", sharded * pbytes, note=f"{params / 1e9:.2f} B params x {pbytes} B{fsdp}"
+    )
+    add("gradients", "Gradients", sharded * pbytes)
+    add("optimizer", "AdamW moments", sharded * pbytes * _ADAM_STATES, note="two states per parameter")
+    if gpus > 1:
+        add(
+            "fsdp_buffers",
+            "FSDP all-gather buffers",
+            2 * shape.layer_params * (2 if autocast else pbytes),
+            note="two decoder layers unsharded (current + prefetch)",
+        )
+    if autocast and pbytes == 4:
+        cast = params * 2 if gpus == 1 else 2 * shape.layer_params * 2
+        add("autocast_weights", "bf16 weight copies (autocast)", cast, note="kept for the backward pass")
+    if config.kl_coef > 0:
+        add("reference", "Reference model (KL)", sharded * (2 if autocast else pbytes), note="kl_coef > 0")
+
+    sizes = _sizes(config, shape, micro_batch=mb, autocast=autocast, act_bytes=act_bytes)
+    chunked = _chunk_tokens(config) is not None
+    logits = sizes.logits_chunked if chunked else sizes.logits_full
+    seq = config.max_prompt_length + config.max_response_length
+    h = shape.hidden_size
+    layer_inputs = shape.num_layers * mb * seq * h * act_bytes
+    recompute = sizes.activations_checkpointed - layer_inputs
+    if config.gradient_checkpointing:
+        # the logits stage and one layer's recompute come one after the other: count the larger
+        add(
+            "activations",
+            "Activations (checkpointed)",
+            layer_inputs + max(0, recompute - logits),
+            note=f"layer inputs of {mb} x {seq} tokens; one layer recomputed at a time ({_gib(recompute)})",
+        )
+    else:
+        add("activations", "Activations", sizes.activations_full, note=f"micro-batch {mb} x {seq} tokens")
+    add(
+        "logits",
+        "Logits (chunked log-probs)" if chunked else "Logits (full log-prob path)",
+        logits,
+        note=f"{mb} x {config.max_response_length} completion tokens x {shape.vocab_size} vocabulary",
+    )
+
+    sleep = _sleep_mode(config)
+    notes: list[str] = []
+    kv_per_token = shape.kv_bytes_per_token
+    sequences = math.ceil(config.prompts_per_step * config.group_size / gpus)
+    kv_needed_all = sequences * seq * kv_per_token
+    if config.rollout.engine == "vllm":
+        reserved = int(config.rollout.gpu_memory_utilization * (capacity or DEFAULT_GPU_BYTES))
+        add(
+            "vllm",
+            "vLLM weights + KV cache",
+            reserved,
+            phase="rollout",
+            note=f"gpu_memory_utilization {config.rollout.gpu_memory_utilization}",
+        )
+        kv_budget = reserved - params * 2
+        if seq * kv_per_token <= kv_budget < kv_needed_all:
+            notes.append(
+                f"vLLM's KV cache holds about {kv_budget // (seq * kv_per_token)} of the {sequences} sequences "
+                "of a step at full length; the rest wait (slower rollouts, same results)."
+            )
+    else:
+        batch = config.rollout.batch_size or config.prompts_per_step * config.group_size
+        kv_bytes = batch * seq * 2 * shape.num_layers * shape.num_kv_heads * shape.head_dim * act_bytes
+        add(
+            "rollout_kv",
+            "Generation KV cache (transformers)",
+            kv_bytes,
+            phase="rollout",
+            note=f"{batch} sequences x {seq} tokens",
+        )
+    update = sum(c.bytes for c in comps if c.phase == "update")
+    rollout = sum(c.bytes for c in comps if c.phase == "rollout")
+    state = sum(c.bytes for c in comps if c.key in ("weights", "gradients", "optimizer", "reference"))
+    if config.rollout.engine == "vllm" and sleep:
+        total = max(update, state + rollout)
+        notes.append("vLLM sleeps during the update: its memory and the update's do not add up.")
+    elif config.rollout.engine == "vllm":
+        total = update + rollout
+    else:  # the transformers engine's cache is freed before the update
+        total = max(update, state + rollout)
+    fits = capacity is None or total + RESERVE_BYTES <= capacity
+    return MemoryPlan(
+        model=shape.name,
+        params=params,
+        gpus=gpus,
+        device=config.device,
+        components=tuple(comps),
+        total_bytes=total,
+        capacity_bytes=capacity,
+        fits=fits,
+        advice=(),
+        alternatives={
+            "activations_without_checkpointing": sizes.activations_full,
+            "activations_with_checkpointing": sizes.activations_checkpointed,
+            "logits_full": sizes.logits_full,
+            "logits_chunked": sizes.logits_chunked,
+        },
+        notes=tuple(notes),
+    )
+
+
+def _sleep_mode(config: GRPOConfig) -> bool:
+    rollout = config.rollout
+    for name in ("sleep_mode", "enable_sleep_mode", "sleep"):
+        value = getattr(rollout, name, None)
+        if isinstance(value, bool):
+            return value
+    level = getattr(rollout, "sleep_level", None)
+    return isinstance(level, int) and level > 0
+
+
+def _phase(plan: MemoryPlan, phase: str) -> int:
+    return sum(c.bytes for c in plan.components if c.phase == phase)
+
+
+def _gib(n: int) -> str:
+    return f"{n / GIB:.1f} GiB"
+
+
+def _advice(
+    config: GRPOConfig,
+    shape: ModelShape,
+    plan: MemoryPlan,
+    *,
+    gpus: int,
+    gpu_bytes: int | None,
+) -> list[str]:
+    """Concrete setting changes, biggest saving first, each checked by re-planning when it is a number."""
+    out: list[str] = []
+    seq_kv = (config.max_prompt_length + config.max_response_length) * shape.kv_bytes_per_token
+    if config.rollout.engine == "vllm" and plan.component("vllm") - shape.params * 2 < seq_kv:
+        out.append(
+            f"rollout.gpu_memory_utilization {config.rollout.gpu_memory_utilization} leaves vLLM no room for "
+            "one full-length sequence's KV cache after its bf16 weights: raise it."
+        )
+    if plan.fits or plan.capacity_bytes is None:
+        return out
+    over = plan.total_bytes + RESERVE_BYTES - plan.capacity_bytes
+    out.append(f"The estimate is {_gib(over)} over one GPU's {_gib(plan.capacity_bytes)} (4 GiB kept free).")
+    alt = plan.alternatives
+    if (
+        not config.gradient_checkpointing
+        and alt["activations_without_checkpointing"] > alt["activations_with_checkpointing"]
+    ):
+        trial = _estimate(config.replace(gradient_checkpointing=True), shape, gpus, gpu_bytes=gpu_bytes)
+        out.append(
+            f"Set gradient_checkpointing: true: activations {_gib(alt['activations_without_checkpointing'])} -> "
+            f"{_gib(alt['activations_with_checkpointing'])} (update phase {_gib(_phase(plan, 'update'))} -> "
+            f"{_gib(_phase(trial, 'update'))})."
+        )
+    if _chunk_tokens(config) is None and alt["logits_full"] > 2 * alt["logits_chunked"]:
+        out.append(
+            f"Use the chunked log-prob path (training.logprobs): logits {_gib(alt['logits_full'])} -> "
+            f"{_gib(alt['logits_chunked'])}."
+        )
+    if config.micro_batch_size > 1:
+        best = None
+        for mb in range(config.micro_batch_size - 1, 0, -1):
+            if _estimate(config, shape, gpus, gpu_bytes=gpu_bytes, micro_batch=mb).fits:
+                best = mb
+                break
+        if best is not None:
+            out.append(
+                f"Lower micro_batch_size from {config.micro_batch_size} to {best} (same gradients, more passes)."
+            )
+        else:
+            out.append(
+                f"Lower micro_batch_size from {config.micro_batch_size} (1 alone does not fit either)."
+            )
+    engine = config.rollout.engine
+    if engine == "vllm" and not _sleep_mode(config):
+        out.append(
+            f"vLLM keeps {_gib(plan.component('vllm'))} through the update: lower rollout.gpu_memory_utilization "
+            f"({config.rollout.gpu_memory_utilization}) or let it sleep during the update."
+        )
+    kv = plan.component("rollout_kv")
+    if engine == "transformers" and kv > plan.capacity_bytes // 4:
+        state = sum(plan.component(k) for k in ("weights", "gradients", "optimizer", "reference"))
+        sequences = config.rollout.batch_size or config.prompts_per_step * config.group_size
+        room = plan.capacity_bytes - RESERVE_BYTES - state
+        fit = max(0, room * sequences // kv) if kv else 0
+        out.append(
+            f"The transformers engine's KV cache for {sequences} sequences at once is {_gib(kv)}: set "
+            + (f"rollout.batch_size to {fit} or less" if fit >= 1 else "rollout.batch_size")
+            + " (sequences generated together), or use rollout.engine: vllm."
+        )
+    for n in (2, 4, 8, 16, 32, 64):
+        if n > gpus and _estimate(config, shape, n, gpu_bytes=gpu_bytes).fits:
+            out.append(f"Shard over {n} GPUs (torchrun --nproc_per_node {n}, FSDP2).")
+            break
+    if config.dtype in ("auto", "float32"):
+        out.append(
+            "dtype: bfloat16 halves weights, gradients and optimizer state, but at RL learning rates (~1e-6) "
+            "bfloat16 weights round most updates away: prefer the options above."
+        )
+    return out
+
+
+def plan_for_config(config: GRPOConfig, gpus: int = 1, *, gpu_bytes: int | None = None) -> dict[str, Any]:
+    """``plan_memory`` for the config's own model as a JSON-ready dict, or ``{"error": ...}`` when its
+    shape is unknown (the API and the run form show either)."""
+    try:
+        shape = model_shape(config.model)
+    except ValueError as exc:
+        return {"error": str(exc), "model": config.model}
+    return plan_memory(config, shape, gpus, gpu_bytes=gpu_bytes).to_dict()
+
+
+__all__ = [
+    "DEFAULT_GPU_BYTES",
+    "KNOWN_SHAPES",
+    "MemoryComponent",
+    "MemoryPlan",
+    "ModelShape",
+    "model_shape",
+    "plan_for_config",
+    "plan_memory",
+]
