@@ -26,6 +26,7 @@ from curation.models import (
     Stage,
     TestCase,
 )
+from curation.selectors_search import problem_order, problem_search
 
 _BUCKETS = set(Difficulty.values)
 _STAGES = set(Stage.values)
@@ -42,8 +43,10 @@ def tag_filter(tag: str) -> Q:
 
 def problem_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Problem]:
     """Problems for list pages, filtered by ``platform``, ``difficulty``, ``stage``, ``io_mode``, ``tag``,
-    ``contest_date_from`` / ``contest_date_to`` (ISO dates) and ``q`` (title contains). Empty values are
-    ignored; unknown choice values match nothing (rather than everything)."""
+    ``contest_date_from`` / ``contest_date_to`` (ISO dates) and ``q`` (full-text search over title and
+    statement, see ``curation.selectors_search``), ordered by ``sort`` (``selectors_search.SORTS``; an
+    unknown key raises ``ValueError``). Empty values are ignored; unknown choice values match nothing
+    (rather than everything)."""
     qs = Problem.objects.list_fields()
     f = {k: v for k, v in (filters or {}).items() if v not in (None, "")}
     if "platform" in f:
@@ -61,8 +64,8 @@ def problem_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Problem]:
     if "contest_date_to" in f:
         qs = qs.filter(contest_date__lte=f["contest_date_to"])
     if "q" in f:
-        qs = qs.filter(title__icontains=f["q"])
-    return qs
+        qs = problem_search(qs, str(f["q"]))
+    return problem_order(qs, str(f.get("sort", "")), searching="q" in f)
 
 
 def problem_detail(*, problem_id: int) -> Problem:

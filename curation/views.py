@@ -1,57 +1,21 @@
-"""Server-rendered curation pages. Viewers read everything; curators import and create releases."""
+"""Server-rendered curation pages. Viewers read everything; curators import and create releases.
+Problem pages live in ``views_problems``."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from curation.forms import ImportForm, ProblemFilterForm, ReleaseCreateForm
-from curation.models import DatasetRelease, ImportBatch, Problem, ReleaseItem
-from curation.selectors import (
-    import_batch_list,
-    problem_detail,
-    problem_list,
-    problem_sample_tests,
-    release_list,
-)
-from curation.selectors_difficulty import problem_difficulty_trace
+from curation.forms import ImportForm, ReleaseCreateForm
+from curation.models import DatasetRelease, ImportBatch, ReleaseItem
+from curation.selectors import import_batch_list, release_list
 from curation.selectors_review import release_review_stats
 from curation.services import UploadError, import_batch_create, release_create
 from webapp.roles import CURATOR, VIEWER, role_required
 
 PAGE_SIZE = 50
-
-
-@role_required(VIEWER)
-def problem_list_view(request: HttpRequest) -> HttpResponse:
-    form = ProblemFilterForm(request.GET or None)
-    # An invalid field is shown with its error and left out; the valid ones still filter.
-    filters = form.cleaned_data if form.is_valid() else dict(getattr(form, "cleaned_data", {}))
-    page = Paginator(problem_list(filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return render(
-        request, "curation/problem_list.html",
-        {"form": form, "page": page, "query": query.urlencode()},
-    )
-
-
-@role_required(VIEWER)
-def problem_detail_view(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        problem = problem_detail(problem_id=pk)
-    except Problem.DoesNotExist:
-        raise Http404("no such problem") from None
-    return render(
-        request, "curation/problem_detail.html",
-        {
-            "problem": problem,
-            "samples": problem_sample_tests(problem=problem, limit=3),
-            "trace": problem_difficulty_trace(problem_id=problem.pk),
-        },
-    )
 
 
 @role_required(CURATOR)

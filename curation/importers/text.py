@@ -35,8 +35,9 @@ _BLOCK_TAGS = {
     "h6",
     "hr",
 }
-#: inline tags and the markdown mark that opens and closes them
-_INLINE_MARKS = {"strong": "**", "b": "**", "em": "*", "i": "*", "var": "*", "code": "`", "tt": "`"}
+#: inline tags and the markdown mark that opens and closes them; AtCoder writes its math in <var>
+#: (TeX, typeset by KaTeX on their site as on ours), so <var> becomes $...$
+_INLINE_MARKS = {"strong": "**", "b": "**", "em": "*", "i": "*", "var": "$", "code": "`", "tt": "`"}
 
 _MOJIBAKE_MARKERS = ("Ã", "â€", "Â", "Ð", "Ñ")
 

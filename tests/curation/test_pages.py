@@ -47,7 +47,7 @@ def test_it_explains_a_problems_stage_on_its_page(import_records: Any, viewer: A
     html = client_as(viewer).get(reverse("curation:problem-detail", args=[dup.pk])).content.decode()
     assert "repeats codeforces/1A" in html
     assert "1 reference solution awaiting the evaluator" in html
-    assert "v1" in html and "0 1" in html  # version history and a sample test
+    assert "v1" in html and '<span class="m">0</span> <span class="m">1</span>' in html  # history, a test
 
 
 def test_it_links_a_trainer_from_a_problem_to_the_judge_but_not_a_viewer(
