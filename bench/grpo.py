@@ -56,6 +56,7 @@ def _ours(
             "max_steps": args.steps,
             "group_size": args.group,
             "prompts_per_step": args.prompts,
+            "minibatch_prompts": args.prompts,  # one update per rollout, as TRL's default num_iterations=1
             "micro_batch_size": micro_batch or args.prompts * args.group,
             "learning_rate": args.lr,
             "max_response_length": args.length,

@@ -71,14 +71,27 @@ class TemperatureConfig:
     target_diversity: float = field(
         default=0.7,
         metadata=_help(
-            "The 'diversity' policy picks the lowest candidate whose initial diversity is at least this "
-            "value (the level diversity converges to during training; starting below it makes training "
-            "fail). If no candidate reaches it, the most diverse candidate is used."
+            "On the scale of the `diversity` metric (training.temperature): the mean, over a group's "
+            "pairs of responses, of the token-level Levenshtein distance between their first "
+            "temperature.diversity_tokens tokens divided by the longer length; range [0, 1], 0 = "
+            "identical responses, 1 = nothing in common. The 'diversity' policy picks the lowest "
+            "candidate whose initial diversity reaches this value (the level diversity converges to "
+            "in training; starting below it makes training fail, arXiv 2603.07777). 0.7 is the level "
+            "the paper's diversity converged to (~0.71 at T = 1.2 on Qwen3-4B); the paper does not "
+            "publish its metric, so read 0.7 as a starting point and check the `diversity` curve of "
+            "a short run. If no candidate reaches it, the most diverse candidate is used."
         ),
     )
     selection_prompts: int = field(
-        default=8,
-        metadata=_help("Prompts sampled (group_size times each) per candidate temperature during selection."),
+        default=16,
+        metadata=_help(
+            "Groups (of group_size samples; prompts repeat when there are fewer problems) the probe "
+            "samples per candidate temperature. The probe's noise must be smaller than the gap between "
+            "neighbouring candidates: on the toy model, bench/temperature_probe.py measured the worst "
+            "neighbouring pair's spread over seeds / gap at 0.96 with 4 groups, 0.48 with 8 and 0.39 "
+            "with 16 (README, 'Presets and method defaults'); 16 leaves a margin. Rerun the bench on "
+            "your model (--model) to size it there."
+        ),
     )
     diversity_tokens: int = field(
         default=256,

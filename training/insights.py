@@ -266,9 +266,9 @@ INSIGHTS: tuple[Insight, ...] = (
     Insight(
         "BATCH-3",
         "batch_on_policy",
-        "updates_per_rollout",
-        "Every extra update on the same rollout batch moves training off-policy; one update per rollout is "
-        "the on-policy reference the comparisons use.",
+        "minibatch_prompts",
+        "Every extra update on the same rollout batch moves training off-policy; the clip range is what "
+        "bounds those updates, and with a single update per rollout it never acts.",
         _TRAINING,
     ),
     # --- KL and clip -----------------------------------------------------------------------------
@@ -451,10 +451,20 @@ def check_config(config: GRPOConfig) -> list[ConfigWarning]:
         )
     if config.updates_per_rollout > 4:
         warn(
-            "updates_per_rollout",
-            f"{config.updates_per_rollout} updates per rollout batch train far "
+            "minibatch_prompts",
+            f"{config.updates_per_rollout} updates per rollout batch (prompts_per_step "
+            f"{config.prompts_per_step} / minibatch_prompts {config.minibatch_prompts}) train far "
             "off-policy; the clip range then bounds most of the update.",
             "BATCH-3",
+        )
+    elif config.updates_per_rollout == 1 and config.clip.eps_high != config.clip.eps_low:
+        warn(
+            "minibatch_prompts",
+            "one update per rollout batch keeps the ratio at exactly 1, so the clip (and clip-higher) "
+            "never acts; a smaller minibatch gives several updates.",
+            "BATCH-3",
+            "KL-2",
+            severity="info",
         )
 
     if config.reward.checker == "strict":

@@ -15,8 +15,14 @@ from __future__ import annotations
 VERDICTS: tuple[str, ...] = ("AC", "WA", "TLE", "MLE", "RE", "CE", "IE", "NA")
 
 METRICS: dict[str, str] = {
-    "reward": "Mean reward of the step's judged samples (infrastructure errors left out).",
-    "reward_std": "Mean over groups of the reward standard deviation within a group.",
+    "reward": (
+        "Mean reward of the step's judged samples (infrastructure errors left out), as the judge gave it: "
+        "before DAPO's overlong shaping, so runs of every preset compare."
+    ),
+    "reward_std": (
+        "Mean over groups of the standard deviation within a group of the rewards the advantages use "
+        "(after overlong shaping when it is on)."
+    ),
     "frac_reward_zero_std": "Share of groups whose rewards are all equal (no learning signal).",
     "completions/mean_length": "Mean response length in tokens.",
     "completions/min_length": "Shortest response of the step, in tokens.",
@@ -34,7 +40,11 @@ METRICS: dict[str, str] = {
     "mask/truncated_masked_ratio": "Masked share of the truncated samples.",
     "temperature": "Sampling and training temperature of the step.",
     "temperature/stage": "Index of the temperature stage in force (0 for a constant T).",
-    "diversity": "Mean pairwise normalized edit distance between a group's responses.",
+    "diversity": (
+        "Mean over the step's groups (the first temperature.diversity_groups) of the mean pairwise "
+        "token-level Levenshtein distance between the first temperature.diversity_tokens tokens of two "
+        "responses, divided by the longer length: 0 = identical responses, 1 = nothing in common."
+    ),
     "diversity/reward_nonconstant_frac": "Share of groups whose rewards are not all equal.",
     "timing/generate_s": "Seconds spent sampling the step's responses.",
     "timing/reward_s": "Seconds spent judging them (with reward.overlap, partly while generating).",
@@ -44,7 +54,25 @@ METRICS: dict[str, str] = {
     "eval/infra_error_rate": "Share of samples whose judging failed (IE): never counted as wrong.",
     "eval/no_answer_rate": "Share of samples without a program to judge (verdict NA).",
     "loss": "Mean policy loss over the step's minibatch updates.",
-    "kl": "Mean k3 KL to the reference policy (only with kl_coef > 0).",
+    "kl": (
+        "Mean k3 KL estimate (exp(d) - d - 1, d = ref - policy log-prob) per loss token to the reference "
+        "model, the initial policy (only with kl_coef > 0, e.g. the grpo preset)."
+    ),
+    "reward/overlong_penalty": (
+        "Mean DAPO overlong penalty added to the rewards before the advantages, in [-factor, 0] (only "
+        "with reward.overlong_buffer_ratio > 0, e.g. the dapo preset)."
+    ),
+    "dynamic_sampling/groups_dropped": (
+        "Groups sampled this step whose judged rewards were all equal and were dropped (only with "
+        "dynamic_sampling.enabled)."
+    ),
+    "dynamic_sampling/groups_refilled": (
+        "Groups of the trained batch that came from extra sampling rounds (only with dynamic_sampling)."
+    ),
+    "dynamic_sampling/rounds": "Extra sampling rounds this step needed (only with dynamic_sampling).",
+    "dynamic_sampling/batch_fill": (
+        "Trained groups / prompts_per_step: below 1 when max_rounds ran out (only with dynamic_sampling)."
+    ),
     "grad_norm": "Mean gradient norm before clipping (only with max_grad_norm > 0).",
     "learning_rate": "Learning rate of the step.",
     "num_tokens": "Cumulative prompt + completion tokens trained on.",
@@ -64,6 +92,8 @@ METRICS: dict[str, str] = {
 #: metrics that are defined only under some settings (omitted otherwise)
 CONDITIONAL: frozenset[str] = frozenset(
     {"kl", "grad_norm", "entropy", "rollout/logprob_abs_diff", "eval/pass@1", "eval/pass@k", "timing/eval_s"}
+    | {"reward/overlong_penalty"}
+    | {name for name in METRICS if name.startswith("dynamic_sampling/")}
 )
 #: held-out evaluation metrics (logged on evaluation steps only)
 HELD_OUT: tuple[str, ...] = ("eval/pass@1", "eval/pass@k")

@@ -121,6 +121,7 @@ def sample_rows(
                 "length": c.length,
                 "truncated": c.truncated,
                 "masked": masks[i].masked,
+                "repetition_loop": not masks[i].no_loop,
                 "advantage": advantages[i],
             }
         )

@@ -84,7 +84,8 @@ def test_a_run_whose_worker_is_killed_resumes_on_a_fresh_worker_with_every_step_
     config = {
         "model": str(tiny_model), "dataset": {"release": str(release)}, "device": "cpu", "cpu_threads": 1,
         "max_steps": STEPS, "checkpoint_interval": 2, "group_size": 2, "prompts_per_step": 2,
-        "max_response_length": 8, "max_prompt_length": 512, "samples_per_step": -1, "reward": {"workers": 1},
+        "minibatch_prompts": 2, "max_response_length": 8, "max_prompt_length": 512, "samples_per_step": -1,
+        "reward": {"workers": 1},
     }
     first = start_worker("training-1", queues=["gpu"], env=LEASE_ENV)
     sent_at = time.monotonic()

@@ -41,7 +41,7 @@ def test_it_trains_a_tiny_model_through_the_task_and_streams_every_step(
     release = write_release(toy_problems(), tmp_path / "toy.jsonl")
     config = {
         "model": str(tiny_model), "dataset": {"release": str(release)}, "device": "cpu", "max_steps": 2,
-        "group_size": 2, "prompts_per_step": 2, "max_response_length": 8, "max_prompt_length": 512,
+        "group_size": 2, "prompts_per_step": 2, "minibatch_prompts": 2, "max_response_length": 8, "max_prompt_length": 512,
         "checkpoint_interval": 1, "samples_per_step": -1, "reward": {"workers": 1},
     }
     run = services.run_create(name="tiny", config_dict=config)

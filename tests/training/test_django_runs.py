@@ -80,7 +80,7 @@ def runs_dir(settings: Any, tmp_path: Path) -> Path:
 
 def _config(dataset: str, **overrides: Any) -> dict[str, Any]:
     return {"model": "tiny", "dataset": {"release": dataset}, "max_steps": 5, "checkpoint_interval": 2,
-            "group_size": 2, "prompts_per_step": 2, **overrides}
+            "group_size": 2, "prompts_per_step": 2, "minibatch_prompts": 2, **overrides}
 
 
 def _create(dataset: str, user: Any = None, **overrides: Any) -> TrainingRun:

@@ -55,8 +55,14 @@ def test_it_flags_a_tiny_response_cap() -> None:
 
 
 def test_it_flags_batch_extremes() -> None:
-    assert "BATCH-1" in _ids(load_config(None, {"prompts_per_step": 8}))
+    assert "BATCH-1" in _ids(load_config(None, {"prompts_per_step": 8, "minibatch_prompts": 2}))
     assert "BATCH-2" in _ids(load_config(None, {"prompts_per_step": 256}))
+
+
+def test_it_says_when_the_clip_cannot_act_and_when_updates_go_far_off_policy() -> None:
+    assert "BATCH-3" not in _ids(load_config(None, {}))  # the default: 4 updates per rollout
+    assert "BATCH-3" in _ids(load_config(None, {"minibatch_prompts": 64}))  # 1 update: ratio stays 1
+    assert "BATCH-3" in _ids(load_config(None, {"minibatch_prompts": 8}))  # 8 updates
 
 
 def test_it_flags_the_strict_checker() -> None:

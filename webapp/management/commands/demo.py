@@ -186,6 +186,7 @@ class Command(BaseCommand):
             "max_steps": steps,
             "group_size": 8,
             "prompts_per_step": 4,
+            "minibatch_prompts": 2,  # two updates per rollout, so the clip metrics move
             "learning_rate": 3e-4,
             "max_response_length": 24,
             "max_prompt_length": 96,
