@@ -13,8 +13,7 @@ Summaries (final value, min and max with their steps) come from the full series,
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +26,8 @@ from training.models import MetricChunk, TrainingRun, unpack
 MIN_POINTS = 10
 MAX_POINTS = 5_000
 DEFAULT_POINTS = 600
+#: significant digits of the bucket values sent (charts and tooltips show 3)
+SIGNIFICANT_DIGITS = 6
 #: the most runs / metrics one comparison may ask for
 MAX_RUNS = 50
 MAX_METRICS = 40
@@ -150,7 +151,7 @@ def _read_arrays(
         .order_by("run_id", "name", "chunk")
         .values_list("run_id", "name", "steps", "values", "min_step")
     )
-    for run_id, name, steps, values, min_step in rows.iterator(chunk_size=2000):
+    for run_id, name, steps, values, min_step in rows:
         parts.setdefault((run_id, name), []).append(unpack(steps, values, min_step))
     out: dict[tuple[int, str], tuple[np.ndarray, np.ndarray]] = {}
     for key, pieces in parts.items():
@@ -161,8 +162,20 @@ def _read_arrays(
     return out
 
 
-def _floats(values: Iterable[float]) -> list[float | None]:
-    return [v if math.isfinite(v) else None for v in values]
+def round_significant(values: np.ndarray, digits: int = SIGNIFICANT_DIGITS) -> np.ndarray:
+    """``values`` rounded to ``digits`` significant digits (0 and non-finite values unchanged).
+
+    Dividing an integer-valued float by an exact power of ten is correctly rounded, so the result is the
+    double nearest the decimal and JSON writes it short (``0.123457``, not 17 digits): the payload shrinks
+    by half and no chart or tooltip (3 significant digits) can tell.
+    """
+    out = np.array(values, dtype=np.float64, copy=True)
+    nz = np.isfinite(out) & (out != 0)
+    if nz.any():
+        magnitude = np.floor(np.log10(np.abs(out[nz])))
+        scale = 10.0 ** (digits - 1 - magnitude)
+        out[nz] = np.round(out[nz] * scale) / scale
+    return out
 
 
 def compare_series(
@@ -195,9 +208,10 @@ def compare_series(
             b = bucket_series(steps, values, lo=lo, width=width)
             runs[str(rid)] = {
                 "steps": b.steps.tolist(),
-                "mean": _floats(b.mean.tolist()),
-                "min": _floats(b.min.tolist()),
-                "max": _floats(b.max.tolist()),
+                # bucket_series left the non-finite values out: every number here is finite
+                "mean": round_significant(b.mean).tolist(),
+                "min": round_significant(b.min).tolist(),
+                "max": round_significant(b.max).tolist(),
                 "count": b.count.tolist(),
                 "total": int(len(steps)),
                 "summary": summarize(name, steps, values),
@@ -251,5 +265,6 @@ __all__ = [
     "compare_runs_info",
     "compare_series",
     "ema",
+    "round_significant",
     "summarize",
 ]
