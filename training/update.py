@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import torch
 
 from training.config import GRPOConfig
-from training.loss import clipped_policy_loss, selective_log_softmax, token_entropy
+from training.logprobs import model_logprobs
+from training.loss import clipped_policy_loss
 from training.masking import MaskDecision
 from training.rollout import Completion
-from training.rollout.hf import autocast, lm_forward
 from training.step_metrics import mean
 
 
@@ -69,12 +69,19 @@ def completion_logprobs(
     want_entropy: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """Per-token log-probabilities of the completions at temperature T: (B, C), the mask (B, C),
-    and optionally the per-token entropies (B, C)."""
-    ids, attn, pos, comp_ids, comp_mask, width_c = batch_tensors(prompts, comps, setup.pad_id, setup.device)
-    with autocast(setup.device, setup.autocast_dtype):
-        logits = lm_forward(model, ids, attn, pos, logits_to_keep=width_c + 1)[:, :-1, :]  # (B, C, V)
-    logp = selective_log_softmax(logits, comp_ids, temperature)
-    ent = token_entropy(logits, temperature) if want_entropy else None
+    and optionally the per-token entropies (B, C). The head runs in chunks of tokens
+    (``training.logprobs``): no (C x vocabulary) logits tensor is kept for the backward pass."""
+    ids, attn, pos, comp_ids, comp_mask, _ = batch_tensors(prompts, comps, setup.pad_id, setup.device)
+    logp, ent = model_logprobs(
+        model,
+        ids,
+        attn,
+        pos,
+        comp_ids,
+        temperature,
+        autocast_dtype=setup.autocast_dtype,
+        want_entropy=want_entropy,
+    )
     return logp, comp_mask, ent
 
 
