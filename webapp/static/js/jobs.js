@@ -3,6 +3,7 @@
  *
  *   MicroJobs.followList("jobs")            // the list: rows update, new matching jobs appear on page 1
  *   MicroJobs.followOne("job-one", "job-log") // one job: its bar, status and log lines
+ *   MicroJobs.uploadWithProgress("import-form", "upload-progress") // a file upload's bytes sent
  *
  * Both listen to ws/jobs/ ("jobs.update" frames: one job's row and its new log lines). A reconnect
  * resyncs from the server (the list re-reads its rows; the job page reloads), so nothing missed while
@@ -115,6 +116,8 @@
       var empty = body.querySelector("tr.empty");
       if (empty) empty.remove();
       body.insertBefore(tr, body.firstChild);
+      var count = document.getElementById("job-count");
+      if (count) count.textContent = String(Number(count.textContent) + 1);
     }
     tr.dataset.status = d.status;
     setStatus(tr, d);
@@ -175,5 +178,64 @@
     return live;
   }
 
-  global.MicroJobs = { followList: followList, followOne: followOne };
+  function size(n) {
+    var units = ["B", "KiB", "MiB", "GiB"], i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i += 1; }
+    return (i ? n.toFixed(1) : String(n)) + " " + units[i];
+  }
+
+  /*
+   * uploadWithProgress(formId, boxId): send a file form with XMLHttpRequest so the page shows the
+   * upload's progress (bytes sent of the total), then go where the server redirected (the import's
+   * live page). A form the server sends back (invalid: errors beside the fields) replaces the page's
+   * <main>. Without XMLHttpRequest/FormData the form posts as usual.
+   */
+  function uploadWithProgress(formId, boxId) {
+    var form = document.getElementById(formId), box = document.getElementById(boxId);
+    if (!form || !box || !global.XMLHttpRequest || !global.FormData) return;
+    var bar = field(box, "bar"), text = field(box, "text");
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var button = form.querySelector('button[type="submit"]');
+      var xhr = new global.XMLHttpRequest();
+      var target = form.action || global.location.href;
+      xhr.open("POST", target);
+      box.hidden = false;
+      bar.value = 0;
+      text.textContent = "uploading…";
+      if (button) button.disabled = true;
+      xhr.upload.onprogress = function (e) {
+        if (!e.lengthComputable) return;
+        bar.value = Math.round(100 * e.loaded / e.total);
+        text.textContent = size(e.loaded) + " of " + size(e.total) + " uploaded";
+      };
+      xhr.upload.onload = function () {
+        bar.removeAttribute("value");
+        text.textContent = "uploaded; checking the file…";
+      };
+      xhr.onerror = function () {
+        text.textContent = "the upload failed (network error); nothing was imported";
+        if (button) button.disabled = false;
+      };
+      xhr.onload = function () {
+        var moved = xhr.responseURL && xhr.responseURL.split("#")[0] !== target.split("#")[0];
+        if (xhr.status === 200 && moved) { global.location.assign(xhr.responseURL); return; }
+        if (xhr.status === 200) {
+          var doc = new global.DOMParser().parseFromString(xhr.responseText, "text/html");
+          var main = doc.querySelector("main");
+          if (main) {
+            document.querySelector("main").replaceWith(document.importNode(main, true));
+            uploadWithProgress(formId, boxId);
+            return;
+          }
+        }
+        text.textContent = "the server refused the upload (HTTP " + xhr.status + "): " + (xhr.responseText || "").slice(0, 300);
+        bar.value = 0;
+        if (button) button.disabled = false;
+      };
+      xhr.send(new global.FormData(form));
+    });
+  }
+
+  global.MicroJobs = { followList: followList, followOne: followOne, uploadWithProgress: uploadWithProgress };
 })(window);
