@@ -5,6 +5,9 @@ Layout under ``output_dir``::
     checkpoints/checkpoint-00000050/model/      weights + tokenizer (loadable by from_pretrained)
     checkpoints/checkpoint-00000050/trainer_state.pt   optimizer, RNG states, step, policy state
     checkpoints/checkpoint-00000050/COMPLETE    written last: a directory without it is ignored
+    checkpoints/checkpoint-00000050/distributed/  (torchrun runs) model + optimizer shards written by
+                                                every rank with torch.distributed.checkpoint (DCP);
+                                                trainer_state.pt then holds no optimizer
     checkpoints/latest                          name of the newest complete checkpoint
     metrics.jsonl, samples.jsonl                one JSON object per line, each with "step"
 
@@ -13,6 +16,12 @@ filesystem), and ``latest`` is replaced atomically, so a kill at any moment leav
 the new checkpoint, never a half-written one. On resume the JSONL logs are cut back to the
 checkpoint's step (``JsonlLog.truncate_after``), so steps after it are neither lost (they are
 recomputed) nor duplicated.
+
+A multi-process run (``training.distributed``) saves with ``save_sharded_checkpoint``: every rank writes
+its own shards of the FSDP2 model and optimizer state (DCP), rank 0 also writes the full weights under
+``model/`` (so a checkpoint stays loadable by ``from_pretrained`` for evaluation and export) and the
+trainer state. ``load_sharded_state`` restores the shards, whatever the number of processes now (DCP
+reshards on load; one process works too).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import numpy as np
 import torch
 
 PREFIX = "checkpoint-"
+DCP_DIR = "distributed"
 STATE_FILE = "trainer_state.pt"
 MARKER = "COMPLETE"
 
@@ -116,6 +126,80 @@ def save_checkpoint(
     return final
 
 
+def _dcp() -> Any:
+    import torch.distributed.checkpoint as dcp
+
+    return dcp
+
+
+def save_sharded_checkpoint(
+    output_dir: str | Path,
+    step: int,
+    *,
+    model: torch.nn.Module,
+    tokenizer: Any,
+    optimizer: torch.optim.Optimizer,
+    state: dict[str, Any],
+    dist: Any,
+    keep: int = 2,
+) -> Path:
+    """``save_checkpoint`` for an FSDP2-sharded run; called by EVERY rank (it holds collectives).
+
+    The checkpoint is assembled in a temporary directory and renamed into place by rank 0 once every
+    rank's shards are written, so a kill leaves either the old or the new checkpoint, as for one process.
+    Multi-node runs need ``output_dir`` on a filesystem every node shares."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, get_state_dict
+
+    root = Path(output_dir) / "checkpoints"
+    final = root / checkpoint_name(step)
+    tmp = root / f".tmp-{checkpoint_name(step)}-dist"
+    if dist.is_main:
+        root.mkdir(parents=True, exist_ok=True)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+    dist.barrier()
+    model_sd, optim_sd = get_state_dict(model, optimizer)
+    _dcp().save({"model": model_sd, "optimizer": optim_sd}, checkpoint_id=str(tmp / DCP_DIR))
+    full = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    if dist.is_main:
+        model.save_pretrained(tmp / "model", state_dict=full, safe_serialization=True)  # type: ignore[operator]
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp / "model")
+        payload = {"step": step, "rng": rng_state(), "world_size": dist.world_size, **state}
+        with (tmp / STATE_FILE).open("wb") as fh:
+            torch.save(payload, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        (tmp / MARKER).write_text(json.dumps({"step": step, "world_size": dist.world_size}), encoding="utf-8")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+        _fsync_dir(root)
+        write_text_atomic(root / "latest", final.name)
+        _prune(root, keep)
+    dist.barrier()
+    return final
+
+
+def is_sharded(checkpoint: str | Path) -> bool:
+    """Whether ``checkpoint`` was written by a multi-process run (its optimizer state is in DCP shards)."""
+    return (Path(checkpoint) / DCP_DIR).is_dir()
+
+
+def load_sharded_state(
+    checkpoint: str | Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer
+) -> None:
+    """Load a sharded checkpoint's model and optimizer state into ``model`` / ``optimizer`` (sharded or
+    not; every rank calls it)."""
+    from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+
+    model_sd, optim_sd = get_state_dict(model, optimizer)
+    target = {"model": model_sd, "optimizer": optim_sd}
+    _dcp().load(target, checkpoint_id=str(Path(checkpoint) / DCP_DIR))
+    set_state_dict(model, optimizer, model_state_dict=target["model"], optim_state_dict=target["optimizer"])
+
+
 def _complete_checkpoints(root: Path) -> list[Path]:
     found = []
     for p in root.glob(f"{PREFIX}*"):
@@ -193,10 +277,13 @@ class JsonlLog:
 __all__ = [
     "JsonlLog",
     "checkpoint_name",
+    "is_sharded",
     "latest_checkpoint",
+    "load_sharded_state",
     "load_trainer_state",
     "restore_rng_state",
     "rng_state",
     "save_checkpoint",
+    "save_sharded_checkpoint",
     "write_text_atomic",
 ]
