@@ -13,7 +13,9 @@ from training.loss import (
     clipped_policy_loss,
     group_advantages,
     k3_kl,
+    overlong_penalty,
     selective_log_softmax,
+    shaped_rewards,
     token_entropy,
 )
 
@@ -121,6 +123,41 @@ def test_aggregation_is_token_level_over_the_whole_minibatch() -> None:
     )
     assert float(loss) == pytest.approx((-2.0 + 3 * 1.0) / 4)
     assert stats.tokens == 4
+
+
+def test_sequence_aggregation_averages_each_response_then_the_responses() -> None:
+    # the original GRPO: A's mean -2, B's mean +1 (3 tokens of +1 each), over 2 responses
+    logp = torch.zeros(2, 3)
+    mask = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 1.0]])
+    loss, _ = clipped_policy_loss(
+        logp,
+        logp,
+        torch.tensor([2.0, -1.0]),
+        mask,
+        eps_low=0.2,
+        eps_high=0.2,
+        normalizer=2,
+        aggregation="sequence",
+    )
+    assert float(loss) == pytest.approx((-2.0 + 1.0) / 2)
+
+
+def test_the_overlong_penalty_follows_dapos_soft_buffer() -> None:
+    # L_max 20, L_cache 4: free up to 16, then linear down to -1 at 20, -1 beyond
+    assert [overlong_penalty(n, 20, 4) for n in (10, 16, 17, 18, 20, 25)] == [
+        0.0,
+        0.0,
+        -0.25,
+        -0.5,
+        -1.0,
+        -1.0,
+    ]
+    assert overlong_penalty(18, 20, 4, factor=0.5) == -0.25
+    assert overlong_penalty(20, 20, 0) == 0.0  # no buffer: off
+
+
+def test_shaped_rewards_keep_infrastructure_errors_out() -> None:
+    assert shaped_rewards([1.0, None, 0.0], [18, 20, 10], 20, 4, 1.0) == [0.5, None, 0.0]
 
 
 def test_k3_kl_is_zero_for_equal_policies_and_matches_its_formula() -> None:
