@@ -1,7 +1,8 @@
 """REST API of training runs (mounted under ``/api/``).
 
 - ``GET  /api/runs/``                      list (any role); ``POST`` creates **and starts** a run (trainer)
-- ``POST /api/runs/check/``                validate a config, return the insight warnings (trainer)
+- ``POST /api/runs/check/``                validate a config: resolved config, insight warnings (each with
+                                            links to /training/insights/) and the memory plan (trainer)
 - ``GET  /api/runs/<id>/``                 detail with resolved config and checkpoints (any role)
 - ``POST /api/runs/<id>/cancel/``          request cancellation (the run's creator, or an admin)
 - ``GET  /api/runs/<id>/metrics/?names=a,b&max_points=N[&min_step=&max_step=]``  downsampled series
@@ -15,7 +16,7 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
-from django.urls import path
+from django.urls import path, reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer, inline_serializer
 from rest_framework import generics, serializers, status
@@ -26,6 +27,7 @@ from rest_framework.views import APIView
 
 from training import selectors, services
 from training.config import ConfigError
+from training.memory_plan import plan_for_config
 from training.models import Checkpoint, TrainingRun
 from webapp.input_guards import StrictJSONParser
 from webapp.roles import IsTrainer, IsViewer, ReadViewerWriteTrainer
@@ -45,14 +47,53 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = TrainingRun
         fields = [
-            "id", "name", "status", "is_terminal", "cancel_requested", "node", "celery_task_id", "attempts",
-            "created_by", "release", "release_name", "output_dir", "last_step", "latest_metrics", "warnings",
-            "error", "created_at", "started_at", "finished_at", "updated_at", "heldout_release",
+            "id",
+            "name",
+            "status",
+            "is_terminal",
+            "cancel_requested",
+            "node",
+            "celery_task_id",
+            "attempts",
+            "created_by",
+            "release",
+            "release_name",
+            "output_dir",
+            "last_step",
+            "latest_metrics",
+            "warnings",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "updated_at",
+            "heldout_release",
         ]
         read_only_fields = fields
 
     def get_release_name(self, run: TrainingRun) -> str | None:
         return str(run.release) if run.release_id else None
+
+    def to_representation(self, instance: TrainingRun) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        data["warnings"] = with_insight_links(data.get("warnings") or [], self.context.get("request"))
+        return dict(data)
+
+
+def insight_url(insight_id: str, request: Request | None = None) -> str:
+    """The insight's anchor on the insights page (absolute when a request is at hand)."""
+    url = reverse("training:insights") + f"#insight-{insight_id}"
+    return request.build_absolute_uri(url) if request is not None else url
+
+
+def with_insight_links(warnings: list[dict[str, Any]], request: Request | None) -> list[dict[str, Any]]:
+    """``check_config`` warnings with ``insight_urls``: one link per cited insight."""
+    return [
+        {**w, "insight_urls": [insight_url(i, request) for i in w.get("insight_ids", [])]}
+        if isinstance(w, dict)
+        else w
+        for w in warnings
+    ]
 
 
 class RunDetailSerializer(RunSerializer):
@@ -67,17 +108,37 @@ class RunDetailSerializer(RunSerializer):
         return selectors.run_metric_names(run_id=run.pk)
 
 
+def _preset_choices() -> list[str]:
+    from training.presets import preset_names
+
+    return preset_names()
+
+
 class RunCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
+    preset = serializers.ChoiceField(
+        choices=_preset_choices(),
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Start from a method preset (training.presets: its values first, then config, then overrides); "
+        "stored as the config's `preset` field. Same as config.preset.",
+    )
     config = serializers.DictField(
-        required=False, default=dict, help_text="Nested config (the YAML shape of training.config.GRPOConfig)."
+        required=False,
+        default=dict,
+        help_text="Nested config (the YAML shape of training.config.GRPOConfig).",
     )
     overrides = serializers.DictField(
-        required=False, default=dict, help_text='Dotted-path changes applied on top, e.g. {"mask.probability": 0.2}.'
+        required=False,
+        default=dict,
+        help_text='Dotted-path changes applied on top, e.g. {"mask.probability": 0.2}.',
     )
     release_id = serializers.IntegerField(required=False, allow_null=True, default=None)
     heldout_release_id = serializers.IntegerField(
-        required=False, allow_null=True, default=None,
+        required=False,
+        allow_null=True,
+        default=None,
         help_text="Held-out release evaluated during training (exported and set as eval.release).",
     )
 
@@ -87,6 +148,12 @@ def _config_dict(data: dict[str, Any]) -> dict[str, Any]:
     from training.config import config_from_dict
 
     config = dict(data.get("config") or {})
+    if data.get("preset"):
+        if config.get("preset") not in (None, "", data["preset"]):
+            raise ValidationError(
+                {"preset": [f"preset {data['preset']!r} differs from config.preset {config['preset']!r}"]}
+            )
+        config["preset"] = data["preset"]
     overrides = dict(data.get("overrides") or {})
     if not overrides:
         return config
@@ -106,6 +173,9 @@ class WarningSerializer(serializers.Serializer):
     field = serializers.CharField()
     message = serializers.CharField()
     insight_ids = serializers.ListField(child=serializers.CharField())
+    insight_urls = serializers.ListField(
+        child=serializers.CharField(), help_text="The insights page, per insight."
+    )
     severity = serializers.CharField()
 
 
@@ -129,18 +199,24 @@ class RunListCreate(generics.ListCreateAPIView):
         try:
             with transaction.atomic():
                 run = services.run_create(
-                    name=data["name"], config_dict=_config_dict(data), release_id=data["release_id"], user=request.user,
+                    name=data["name"],
+                    config_dict=_config_dict(data),
+                    release_id=data["release_id"],
+                    user=request.user,
                     heldout_release_id=data["heldout_release_id"],
                 )
                 services.run_start(run_id=run.pk)
         except DjangoValidationError as exc:
             raise _drf_error(exc) from exc
         run = selectors.run_get(run_id=run.pk)
-        return Response(RunDetailSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(
+            RunDetailSerializer(run, context={"request": request}).data, status=status.HTTP_201_CREATED
+        )
 
 
 class RunConfigCheck(APIView):
-    """Validate a config without creating a run: the resolved config and the insight warnings."""
+    """Validate a config without creating a run: the resolved config, the insight warnings and the per-GPU
+    memory plan (``training.memory_plan``; ``gpus``: how many GPUs FSDP shards over, default 1)."""
 
     permission_classes = [IsTrainer]
     parser_classes = [StrictJSONParser]  # a nested config is JSON; a form or multipart body gets 415
@@ -150,20 +226,39 @@ class RunConfigCheck(APIView):
         responses={
             200: inline_serializer(
                 "ConfigCheck",
-                {"config": serializers.DictField(), "warnings": WarningSerializer(many=True)},
+                {
+                    "config": serializers.DictField(),
+                    "warnings": WarningSerializer(many=True),
+                    "memory": serializers.DictField(
+                        help_text="training.memory_plan.MemoryPlan as a dict (components, total_bytes, fits, "
+                        "advice...), or {error, model} when the model's shape is unknown."
+                    ),
+                },
             )
         },
     )
     def post(self, request: Request) -> Response:
         if not isinstance(request.data, dict):  # a JSON list or string: say so instead of failing to merge
-            raise ValidationError({"non_field_errors": ["expected a JSON object with config and/or overrides"]})
-        incoming = RunCreateSerializer(data={"name": "check", **request.data})
+            raise ValidationError(
+                {"non_field_errors": ["expected a JSON object with config and/or overrides"]}
+            )
+        data = dict(request.data)
+        gpus = data.pop("gpus", 1)
+        if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 1024:
+            raise ValidationError({"gpus": [f"must be an integer from 1 to 1024, got {gpus!r}"]})
+        incoming = RunCreateSerializer(data={"name": "check", **data})
         incoming.is_valid(raise_exception=True)
         try:
             config, warnings = services.config_validate(_config_dict(incoming.validated_data))
         except DjangoValidationError as exc:
             raise _drf_error(exc) from exc
-        return Response({"config": config.to_dict(), "warnings": warnings})
+        return Response(
+            {
+                "config": config.to_dict(),
+                "warnings": with_insight_links(warnings, request),
+                "memory": plan_for_config(config, gpus),
+            }
+        )
 
 
 class RunDetail(generics.RetrieveAPIView):
@@ -186,7 +281,7 @@ class RunCancel(APIView):
     def post(self, request: Request, pk: int) -> Response:
         get_object_or_404(TrainingRun, pk=pk)
         services.run_cancel(run_id=pk, user=request.user)
-        return Response(RunDetailSerializer(selectors.run_get(run_id=pk)).data)
+        return Response(RunDetailSerializer(selectors.run_get(run_id=pk), context={"request": request}).data)
 
 
 def _int_param(request: Request, name: str, default: int | None) -> int | None:
@@ -206,9 +301,12 @@ class RunMetrics(APIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("names", OpenApiTypes.STR, description="Comma-separated metric names; default: all."),
             OpenApiParameter(
-                "max_points", OpenApiTypes.INT,
+                "names", OpenApiTypes.STR, description="Comma-separated metric names; default: all."
+            ),
+            OpenApiParameter(
+                "max_points",
+                OpenApiTypes.INT,
                 description=f"Points per series at most ({selectors.MIN_POINTS}-{selectors.MAX_POINTS}; "
                 f"default {selectors.DEFAULT_POINTS}). Charts ask for 4 x their pixel width.",
             ),
@@ -227,7 +325,9 @@ class RunMetrics(APIView):
                             "MetricSeries",
                             {
                                 "steps": serializers.ListField(child=serializers.IntegerField()),
-                                "values": serializers.ListField(child=serializers.FloatField(allow_null=True)),
+                                "values": serializers.ListField(
+                                    child=serializers.FloatField(allow_null=True)
+                                ),
                                 "total": serializers.IntegerField(),
                             },
                         )
@@ -244,8 +344,11 @@ class RunMetrics(APIView):
         assert max_points is not None
         clamped = min(max(max_points, selectors.MIN_POINTS), selectors.MAX_POINTS)
         series = selectors.run_metric_series(
-            pk, names, clamped,
-            min_step=_int_param(request, "min_step", None), max_step=_int_param(request, "max_step", None),
+            pk,
+            names,
+            clamped,
+            min_step=_int_param(request, "min_step", None),
+            max_step=_int_param(request, "max_step", None),
         )
         return Response({"run_id": pk, "last_step": run.last_step, "max_points": clamped, "series": series})
 
@@ -271,7 +374,9 @@ class RunSamples(APIView):
     permission_classes = [IsViewer]
 
     @extend_schema(
-        parameters=[OpenApiParameter("step", OpenApiTypes.INT, description="Training step; default: newest.")],
+        parameters=[
+            OpenApiParameter("step", OpenApiTypes.INT, description="Training step; default: newest.")
+        ],
         responses={
             200: inline_serializer(
                 "RunSampleTable",

@@ -1,11 +1,12 @@
 from django.urls import path
 
-from training import views, views_evaluations, views_sweeps
+from training import views, views_evaluations, views_insights, views_sweeps
 
 app_name = "training"
 
 urlpatterns = [
     path("runs/", views.run_list, name="run-list"),
+    path("insights/", views_insights.insights_page, name="insights"),
     path("runs/new/", views.run_create, name="run-create"),
     path("runs/<int:run_id>/", views.run_detail, name="run-detail"),
     path("runs/<int:run_id>/cancel/", views.run_cancel, name="run-cancel"),

@@ -14,7 +14,9 @@ from django.views.decorators.http import require_POST
 
 from training import selectors, services
 from training.config import ConfigError, config_from_dict
+from training.insights import INSIGHTS_BY_ID
 from training.models import TrainingRun
+from training.selectors_insights import runs_citing
 from training.views_run_form import run_create
 from webapp.roles import TRAINER, VIEWER, can_manage, role_required
 
@@ -40,6 +42,11 @@ def run_list(request: HttpRequest) -> HttpResponse:
     status = request.GET.get("status", "")
     if status:
         qs = qs.filter(status=status)
+    insight = request.GET.get("insight", "")
+    if insight:
+        if insight not in INSIGHTS_BY_ID:
+            raise Http404(f"no insight {insight!r}")
+        qs = runs_citing(qs, insight)
     page = Paginator(qs, 50).get_page(request.GET.get("page"))
     return render(
         request,
@@ -47,6 +54,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
         {
             "page": page,
             "status": status,
+            "insight": INSIGHTS_BY_ID.get(insight),
             "statuses": [s for s, _ in TrainingRun._meta.get_field("status").choices],
         },
     )
