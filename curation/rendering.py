@@ -34,6 +34,7 @@ from django.core.cache import cache
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.texmath import texmath_plugin
@@ -148,10 +149,43 @@ def _highlight_fence(code: str, lang: str, attrs: str) -> str:
     return f'<pre class="highlight"><code>{spans}</code></pre>'
 
 
+def _literal_star(state: StateInline, silent: bool) -> bool:
+    """Plain-text statements use ``*`` (and ``_``) as characters: ``n*m*k``, "exactly one '*'
+    character", ``p = "*adlogi*"``, ``"***-***-XXXX"``, ``"%A%*%B%"``. Such a run of stars is text, not
+    an emphasis delimiter: one between two letters or digits, one touching a quote with no space on
+    either side, or one between two punctuation marks. Emphasis as people and our HTML importer write
+    it (``*word*``, ``**word**`` after a space or an opening bracket) is unaffected."""
+    pos = state.pos
+    char = state.src[pos]
+    if char not in "*_" or pos == 0 or state.src[pos - 1] == char:
+        return False
+    end = pos
+    while end < state.posMax and state.src[end] == char:
+        end += 1
+    if end >= state.posMax:
+        return False
+    before, after = state.src[pos - 1], state.src[end]
+    if before.isspace() or after.isspace():
+        return False
+    intraword = before.isalnum() and after.isalnum()
+    quoted = before in "'\"" or after in "'\""
+    punctuated = not before.isalnum() and not after.isalnum()
+    if not (intraword or quoted or punctuated):
+        return False
+    if not silent:
+        state.pending += state.src[pos:end]
+    state.pos = end
+    return True
+
+
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": True, "breaks": True, "highlight": _highlight_fence})
     md.enable(["table", "strikethrough"])
+    # Plain-text statements start sample lines with ">" ("> 100 No") and underline with "---": no
+    # blockquotes or setext headings (our HTML importer never writes them).
+    md.disable(["blockquote", "lheading"])
+    md.inline.ruler.before("emphasis", "literal_star", _literal_star)
     dollarmath_plugin(md, allow_labels=False, allow_space=False, allow_digits=False, double_inline=True)
     texmath_plugin(md, delimiters="brackets")  # \( ... \) inline and \[ ... \] on their own lines
     md.add_render_rule("math_inline", _math_inline)

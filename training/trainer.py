@@ -36,14 +36,18 @@ import torch
 from curation.records import ProblemRecord
 from training.checkpoint import (
     JsonlLog,
+    is_sharded,
     latest_checkpoint,
+    load_sharded_state,
     load_trainer_state,
     restore_rng_state,
     save_checkpoint,
+    save_sharded_checkpoint,
     write_text_atomic,
 )
 from training.config import GRPOConfig
 from training.data import encode_prompts, load_release, problem_id, step_prompt_indices, step_sample_seeds
+from training.distributed import DistContext
 from training.heldout import HeldOutEval
 from training.insights import check_config
 from training.loss import group_advantages
@@ -98,15 +102,18 @@ class Trainer:
         judge: Judge | None = None,
         reward_from_verdict: Callable[..., float | None] | None = None,
         write_logs: bool = True,
+        dist: DistContext | None = None,
     ) -> None:
         self.config = config
+        # torchrun: one Trainer per rank (training.distributed); rank 0 alone writes logs and reports.
+        self.dist = dist if dist is not None else DistContext.single()
         self.on_metrics = on_metrics
         self.on_samples = on_samples
         self.should_stop = should_stop
         self.on_resume = on_resume
         self.judge = judge
         self.reward_from_verdict = reward_from_verdict
-        self.write_logs = write_logs
+        self.write_logs = write_logs and self.dist.is_main
         self._given_problems = list(problems) if problems is not None else None
         self.output_dir = Path(config.output_dir)
         self.metrics_log = JsonlLog(self.output_dir / "metrics.jsonl")
@@ -131,7 +138,7 @@ class Trainer:
             torch.set_num_threads(cfg.cpu_threads)
         torch.manual_seed(cfg.seed)
         np.random.seed(cfg.seed % (2**32))
-        self.device = resolve_device(cfg.device)
+        self.device = self.dist.device(resolve_device(cfg.device))
         self.dtype = resolve_dtype(cfg.dtype)
         self.autocast_dtype = resolve_autocast(cfg.mixed_precision, self.device)
         ckpt = latest_checkpoint(self.output_dir) if cfg.resume else None
@@ -141,6 +148,8 @@ class Trainer:
         if cfg.gradient_checkpointing:
             self.model.gradient_checkpointing_enable()  # type: ignore[operator]
         self.model.train()
+        self.dist.check_batch(cfg.prompts_per_step, cfg.updates_per_rollout)
+        self.model = self.dist.shard_model(self.model, self.device)  # FSDP2 under torchrun
         self.eos_ids = eos_token_ids(self.tokenizer, self.model)
         pad = self.tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else self.eos_ids[0])
@@ -189,6 +198,7 @@ class Trainer:
             autocast_dtype=self.autocast_dtype,
             seed=cfg.seed,
         )
+        self.engine = self.dist.wrap_engine(self.engine, self.model)  # samples on unsharded weights
         self.heldout = (
             HeldOutEval(cfg, rollout=self.engine, tokenizer=self.tokenizer, judge=self.judge)
             if cfg.eval.release
@@ -201,7 +211,12 @@ class Trainer:
 
     def _restore(self, ckpt: Path) -> None:
         state = load_trainer_state(ckpt)
-        self.optimizer.load_state_dict(state["optimizer"])
+        if is_sharded(ckpt):
+            load_sharded_state(ckpt, self.model, self.optimizer)
+        elif self.dist.is_distributed:
+            raise ValueError(f"{ckpt} was written by a single process: resume it without torchrun")
+        else:
+            self.optimizer.load_state_dict(state["optimizer"])
         self.step = int(state["step"])
         self.num_tokens = int(state.get("num_tokens", 0))
         self.temperature_policy.load_state_dict(state.get("temperature_policy", {}))
@@ -215,6 +230,21 @@ class Trainer:
         logger.info("resumed from %s at step %d", ckpt, self.step)
 
     def checkpoint(self) -> Path:
+        if self.dist.is_distributed:
+            return save_sharded_checkpoint(
+                self.output_dir,
+                self.step,
+                model=self.model,
+                tokenizer=self.tokenizer,
+                optimizer=self.optimizer,
+                state={
+                    "num_tokens": self.num_tokens,
+                    "temperature_policy": self.temperature_policy.state_dict(),
+                    "config": self.config.to_dict(),
+                },
+                dist=self.dist,
+                keep=self.config.checkpoint_keep,
+            )
         return save_checkpoint(
             self.output_dir,
             self.step,
@@ -272,7 +302,7 @@ class Trainer:
         stopped = False
         last_saved = self.step if self.resumed_from is not None else -1
         while self.step < cfg.max_steps:
-            if self.should_stop is not None and self.should_stop():
+            if self.dist.any_true(self.should_stop is not None and self.should_stop()):
                 stopped = True
                 break
             self.step += 1
@@ -294,6 +324,8 @@ class Trainer:
         )
 
     def _emit(self, step: int, metrics: dict[str, float], rows: list[dict[str, Any]]) -> None:
+        if not self.dist.is_main:
+            return
         if self.write_logs:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             self.metrics_log.append({"step": step, **metrics})
@@ -316,24 +348,29 @@ class Trainer:
         temperature = self.temperature_policy.temperature(step)
         idx = step_prompt_indices(len(self.problems), cfg.prompts_per_step, step, cfg.seed)
         prompts = [self.prompt_ids[i] for i in idx]
+        # This process's share of the prompts (all of them without torchrun); see training.distributed.
+        positions = self.dist.prompt_positions(len(prompts), cfg.updates_per_rollout)
 
         # Finished groups are judged while later ones still generate (training.rollout_judge).
         judged = rollout_and_judge(
             self.engine,
-            prompts,
-            [self.problems[i] for i in idx],
+            [prompts[p] for p in positions],
+            [self.problems[idx[p]] for p in positions],
             n=g_size,
             temperature=temperature,
             max_new_tokens=cfg.max_response_length,
             seed=cfg.seed * 1_000_003 + step,
-            sample_seeds=step_sample_seeds(cfg.seed, step, range(len(prompts)), g_size),
+            sample_seeds=step_sample_seeds(cfg.seed, step, positions, g_size),
             decode=lambda ids: self.tokenizer.batch_decode(ids, skip_special_tokens=True),
             reward_config=cfg.reward,
             judge=self.judge,
             reward_from_verdict=self.reward_from_verdict,
             overlap=cfg.reward.overlap,
         )
-        comps, texts, results = judged.completions, judged.texts, judged.results
+        # Every process gets the whole step back (global prompt-major order) for masks and advantages.
+        comps, texts, results = self.dist.gather_rollout(
+            positions, judged.completions, judged.texts, judged.results
+        )
         generate_s, reward_s = judged.generate_s, judged.reward_s
 
         uniforms = np.random.default_rng([cfg.seed, step, 1]).random(len(comps)).tolist()
@@ -355,18 +392,20 @@ class Trainer:
         lr = self.learning_rate(step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
+        mine = self.dist.local_rows(positions, g_size)  # this process's rows (all of them without torchrun)
         update = policy_update(
             cfg,
             self.model,
             self.optimizer,
             ForwardSetup(self.pad_id, self.device, self.autocast_dtype),
             prompts,
-            comps,
-            rewards,
-            masks,
-            adv.advantages,
+            [comps[i] for i in mine],
+            [rewards[i] for i in mine],
+            [masks[i] for i in mine],
+            [adv.advantages[i] for i in mine],
             temperature,
             reference=self.reference,
+            dist=self.dist,
         )
         self.engine.sync_weights(self.model)
         update_s = time.perf_counter() - t0

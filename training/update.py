@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from training.config import GRPOConfig
+from training.distributed import DistContext
 from training.logprobs import model_logprobs
 from training.loss import clipped_policy_loss
 from training.masking import MaskDecision
@@ -98,12 +99,18 @@ def policy_update(
     temperature: float,
     *,
     reference: torch.nn.Module | None = None,
+    dist: DistContext | None = None,
 ) -> dict[str, float]:
     """``cfg.updates_per_rollout`` optimizer steps on the batch; returns the update-side metrics.
 
     A sample enters the loss unless its reward is None (IE) or it is masked; it needs a forward pass
     unless it is empty or (with ``skip_zero_advantage`` and no KL) its advantage is 0 — such samples
-    still count in the token normalizer, so loss and gradient are unchanged."""
+    still count in the token normalizer, so loss and gradient are unchanged.
+
+    Under torchrun (``dist``) each process passes its own rows; the token normalizer and the metrics are
+    summed over processes and ranks without a chunk run an ``idle_pass`` (``training.distributed``), so
+    the summed gradient equals the single-process one."""
+    dist = dist if dist is not None else DistContext.single()
     n = len(comps)
     loss_sample = [rewards[i] is not None and not masks[i].masked for i in range(n)]
     need_forward = [
@@ -122,8 +129,10 @@ def policy_update(
     if cfg.updates_per_rollout > 1:
         with torch.no_grad():
             todo = [i for i in range(n) if need_forward[i]]
-            for s in range(0, len(todo), mbs):
-                chunk = todo[s : s + mbs]
+            for chunk in dist.padded_chunks([todo[s : s + mbs] for s in range(0, len(todo), mbs)]):
+                if chunk is None:
+                    dist.idle_pass(model, setup, backward=False)
+                    continue
                 lp, _, _ = completion_logprobs(model, prompts, [comps[i] for i in chunk], temperature, setup)
                 for j, i in enumerate(chunk):
                     old[i] = lp[j, : comps[i].length].detach()
@@ -135,15 +144,17 @@ def policy_update(
     grad_norms: list[float] = []
     params = [p for p in model.parameters() if p.requires_grad]
     for u, mb in enumerate(minibatches):
-        normalizer = float(sum(comps[i].length for i in mb if loss_sample[i]))
+        normalizer = dist.sum_floats([float(sum(comps[i].length for i in mb if loss_sample[i]))])[0]
         todo = [i for i in mb if need_forward[i]]
         optimizer.zero_grad(set_to_none=False)
         for p in params:
             if p.grad is None:
                 p.grad = torch.zeros_like(p)  # an update without signal still steps (Adam momentum)
         mb_loss = 0.0
-        for s in range(0, len(todo), mbs):
-            chunk = todo[s : s + mbs]
+        for chunk in dist.padded_chunks([todo[s : s + mbs] for s in range(0, len(todo), mbs)]):
+            if chunk is None:
+                dist.idle_pass(model, setup, backward=True)
+                continue
             chunk_comps = [comps[i] for i in chunk]
             logp, cmask, ent = completion_logprobs(
                 model, prompts, chunk_comps, temperature, setup, want_entropy=not engine_entropy and u == 0
@@ -191,6 +202,14 @@ def policy_update(
         optimizer.step()
         losses.append(mb_loss)
 
+    engine_ent = sum(c.entropy_sum or 0.0 for c in comps)
+    total_len = float(sum(c.length for c in comps))
+    if dist.is_distributed:  # every process's share of the sums
+        sums = [tokens, low, high, kl_sum, ent_sum, ent_tokens, diff_sum, diff_tokens, engine_ent, total_len]
+        summed = dist.sum_floats([*sums, *losses])
+        tokens, low, high, kl_sum, ent_sum, ent_tokens, diff_sum, diff_tokens = summed[:8]
+        engine_ent, total_len, losses = summed[8], summed[9], summed[10:]
+        ratio_dev = dist.max_float(ratio_dev)
     out: dict[str, float] = {"loss": mean(losses), "policy/ratio_max_dev": ratio_dev}
     if grad_norms:
         out["grad_norm"] = mean(grad_norms)
@@ -203,9 +222,8 @@ def policy_update(
     if reference is not None and tokens:
         out["kl"] = kl_sum / tokens
     if engine_entropy:
-        total_len = sum(c.length for c in comps)
         if total_len:
-            out["entropy"] = sum(c.entropy_sum or 0.0 for c in comps) / total_len
+            out["entropy"] = engine_ent / total_len
     elif ent_tokens:
         out["entropy"] = ent_sum / ent_tokens
     if diff_tokens:

@@ -136,6 +136,31 @@ def test_it_renders_a_codecontests_statement_readably() -> None:
     assert "Input:<br>\n4 4<br>\n2 2" in html
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "contains exactly one '*' character.\nThe '*' in p matches anything",
+        'Input: s = "madlogic", p = "*adlogi*"',
+        'text = "%A%*%B%*%C%"',
+        "print n*m*k modulo p",
+    ],
+)
+def test_a_star_used_as_a_character_is_not_emphasis(text: str) -> None:
+    html = render_statement(text)
+    assert "<em>" not in html and html.count("*") == text.count("*")
+
+
+def test_written_emphasis_still_works() -> None:
+    assert render_statement("an *important* note (*really*) and **bold**").strip() == (
+        "<p>an <em>important</em> note (<em>really</em>) and <strong>bold</strong></p>"
+    )
+
+
+def test_sample_lines_starting_with_a_comparison_stay_text() -> None:
+    html = render_statement("Input:\n< 100 No\n> 100 No\n= 3 Yes")
+    assert "<blockquote>" not in html and "&lt; 100 No<br>\n&gt; 100 No<br>\n= 3 Yes" in html
+
+
 def test_statement_html_is_cached_by_content_and_safe_to_print() -> None:
     first = statement_html("**bold** $x$")
     assert str(first) == str(statement_html("**bold** $x$")) and hasattr(first, "__html__")
