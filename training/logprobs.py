@@ -194,9 +194,11 @@ def split_lm_head(
     logits are exactly ``last_hidden_state @ W^T + b``; None when the head is anything else."""
     from torch.distributed.fsdp import FSDPModule
 
-    if isinstance(model, FSDPModule):  # FSDP2 (training.distributed): only the root's forward gathers the head
+    # FSDP2 (training.distributed): only the root module's forward gathers the sharded head weight.
+    if isinstance(model, FSDPModule):
         return None
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    get_head = getattr(model, "get_output_embeddings", None)
+    head = get_head() if callable(get_head) else None
     prefix = getattr(model, "base_model_prefix", "")
     base = getattr(model, prefix, None) if prefix else None
     config = getattr(model, "config", None)
