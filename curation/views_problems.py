@@ -68,13 +68,8 @@ def problem_list_view(request: HttpRequest) -> HttpResponse:
     filters: dict[str, Any] = (
         form.cleaned_data if form.is_valid() else dict(getattr(form, "cleaned_data", {}))
     )
-    try:
-        problems = problem_list(filters=filters)
-    except ValueError as exc:  # a sort key the form accepted but the selector does not know
-        form.add_error("sort", str(exc))
-        filters.pop("sort", None)
-        problems = problem_list(filters=filters)
-    page = Paginator(problems, PAGE_SIZE).get_page(request.GET.get("page"))
+    # the form only accepts the selector's sort keys: problem_list raises for no other
+    page = Paginator(problem_list(filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
     search = str(filters.get("q") or "")

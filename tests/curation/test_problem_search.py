@@ -168,6 +168,28 @@ def test_column_headers_sort_keep_the_filters_and_toggle_the_direction(
     assert parse_qs(urlparse(_header_links(html)["Tests"]).query)["sort"] == ["-tests"]
 
 
+def test_every_column_sorts_both_ways(library: Any, viewer: Any, client_as: Any) -> None:
+    client = client_as(viewer)
+    url = reverse("curation:problem-list")
+    links = _header_links(client.get(url).content.decode())
+    assert set(links) == {
+        "#",
+        "Title",
+        "Platform",
+        "Mode",
+        "Difficulty",
+        "Contest date",
+        "Tests",
+        "Version",
+        "Stage",
+    }
+    for label, link in links.items():
+        ascending = client.get(url + link).content.decode()
+        assert 'aria-sort="ascending"' in ascending and 'class="error"' not in ascending, label
+        descending = client.get(url + _header_links(ascending)[label]).content.decode()
+        assert 'aria-sort="descending"' in descending, label
+
+
 def test_pagination_keeps_the_search_filters_and_sort(
     import_records: Any, viewer: Any, client_as: Any, monkeypatch: Any
 ) -> None:
