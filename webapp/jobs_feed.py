@@ -22,7 +22,8 @@ from typing import Any
 from django.db import transaction
 
 from webapp import realtime
-from webapp.jobs import FAILED, KINDS, QUEUED, RUNNING, TERMINAL, JobKind, JobRow, kind_of
+from webapp.jobs import FAILED, QUEUED, RUNNING, TERMINAL, JobKind, JobRow
+from webapp.jobs_kinds import KINDS, kind_of
 from webapp.models import JobEvent
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,8 @@ def _new_lines(kind: JobKind, row: JobRow, note: str) -> list[JobEvent]:
 
 def job_changed(job: Any, *, kind: str | None = None, note: str = "") -> None:
     """Log and publish the new state of ``job`` (a job object, or its pk with ``kind`` given: the row is
-    then read fresh). ``note`` is the caller's own account of the change (e.g. "running on gpu-3")."""
+    then read fresh). ``note`` is the caller's own account of the change (e.g. "running on gpu-3").
+    A job that belongs to another (a sweep's run) changes that one too: it is logged and published next."""
     try:
         adapter = KINDS[kind] if kind is not None else kind_of(job)
         obj = adapter.get(int(job)) if isinstance(job, int) else job
@@ -95,11 +97,14 @@ def job_changed(job: Any, *, kind: str | None = None, note: str = "") -> None:
         with transaction.atomic():
             lines = _new_lines(adapter, row, note)
             JobEvent.objects.bulk_create(lines)
+        parent = adapter.parent(obj) if adapter.parent is not None else None
     except Exception:  # noqa: BLE001 - best effort, see the module docstring
         log.exception("recording the progress of %s %r failed", kind or type(job).__name__, job)
         return
     data = {**row.event(), "log": [line.as_dict() for line in lines]}
     realtime.publish_on_commit(realtime.JOBS_GROUP, realtime.JOBS_UPDATE, data)
+    if parent is not None:
+        job_changed(parent[1], kind=parent[0])
 
 
 def job_log(*, kind: str, job_id: int, limit: int = 500) -> list[JobEvent]:

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.http import QueryDict
 
-from webapp.jobs import ACTIVE, KINDS, STATUSES, JobKind, JobRow
+from webapp.jobs import ACTIVE, STATUSES, JobKind, JobRow
+from webapp.jobs_kinds import KINDS
 
 PER_PAGE = 25
 #: the deepest page served: each page reads its offset's worth of rows from every kind

@@ -10,8 +10,9 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from webapp.jobs import ACTIVE, KINDS, STATUSES, JobRow
+from webapp.jobs import ACTIVE, STATUSES, JobRow
 from webapp.jobs_feed import job_log
+from webapp.jobs_kinds import KINDS
 from webapp.jobs_selectors import JobFilterError, JobFilters, job_page, job_row
 from webapp.roles import VIEWER, role_required, user_roles
 

@@ -14,8 +14,9 @@ from evaluator.models import EvaluationJob
 from evaluator.services import evaluation_cancel
 from training import services as training_services
 from training.models import ModelEvaluation, TrainingRun
-from webapp.jobs import KINDS, JobRow, kind_of
+from webapp.jobs import JobRow
 from webapp.jobs_feed import job_changed, job_log, milestone
+from webapp.jobs_kinds import KINDS, kind_of
 from webapp.models import JobEvent
 
 pytestmark = pytest.mark.django_db
@@ -358,4 +359,78 @@ def test_it_counts_milestones_by_tenths_or_by_1_2_5_steps(
 
 
 def test_every_kind_has_a_detail_page_and_a_label() -> None:
-    assert list(KINDS) == ["import", "verification", "evaluation", "scoring", "model_evaluation", "training"]
+    assert list(KINDS) == [
+        "import",
+        "verification",
+        "evaluation",
+        "scoring",
+        "model_evaluation",
+        "training",
+        "sweep",
+    ]
+
+
+# ------------------------------------------------------------------------------------------- sweeps
+
+
+@pytest.fixture
+def sweep(trainer: Any) -> Any:
+    """A sweep of three runs: one succeeded, one running, one queued."""
+    from training.models import Sweep
+
+    sweep = Sweep.objects.create(name="temperature sweep", created_by=trainer)
+    for status in ("succeeded", "running", "queued"):
+        _run(trainer, f"sweep-{status}", status=status, sweep=sweep)
+    return sweep
+
+
+def test_a_sweep_reads_its_status_and_progress_from_its_runs(client_as: Any, viewer: Any, sweep: Any) -> None:
+    response = client_as(viewer).get(reverse("jobs:list") + "?kind=sweep")
+    (row,) = [row for row, _ in response.context["rows"]]
+    assert (row.title, row.status, row.progress_text) == ("temperature sweep", "running", "1 / 3 runs ended")
+    assert reverse("training:sweep-detail", args=(sweep.pk,)) == row.detail_url
+
+
+@pytest.mark.parametrize(
+    "statuses,expected",
+    [
+        (("queued", "queued"), "queued"),
+        (("succeeded", "queued"), "running"),
+        (("succeeded", "failed", "cancelled"), "failed"),
+        (("succeeded", "cancelled"), "cancelled"),
+        (("succeeded", "succeeded"), "succeeded"),
+    ],
+)
+def test_the_sweep_status_filter_agrees_with_the_sweep_model(
+    client_as: Any, viewer: Any, trainer: Any, statuses: tuple[str, ...], expected: str
+) -> None:
+    from training.models import Sweep
+
+    sweep = Sweep.objects.create(name="s", created_by=trainer)
+    for status in statuses:
+        _run(trainer, status=status, sweep=sweep)
+    assert Sweep.status_of(statuses) == expected
+    for status in ("queued", "running", "succeeded", "failed", "cancelled"):
+        keys = _keys(client_as(viewer).get(reverse("jobs:list") + f"?kind=sweep&status={status}"))
+        assert keys == ([f"sweep-{sweep.pk}"] if status == expected else []), status
+
+
+def test_a_sweeps_owner_cancels_every_unfinished_run(
+    client_as: Any, trainer: Any, viewer: Any, sweep: Any
+) -> None:
+    assert client_as(viewer).post(reverse("jobs:cancel", args=("sweep", sweep.pk))).status_code == 403
+    client_as(trainer).post(reverse("jobs:cancel", args=("sweep", sweep.pk)))
+    statuses = sorted(sweep.runs.values_list("status", "cancel_requested"))
+    assert statuses == [("cancelled", True), ("running", True), ("succeeded", False)]
+    lines = [e.message for e in job_log(kind="sweep", job_id=sweep.pk)]
+    assert lines[-1] == "66.7 %: 2 / 3 runs ended (cancel requested, 1 cancelled)"
+
+
+def test_a_runs_progress_also_moves_its_sweep(trainer: Any, sweep: Any) -> None:
+    running = sweep.runs.get(status="running")
+    TrainingRun.objects.filter(pk=running.pk).update(status="succeeded")
+    job_changed(running.pk, kind="training")
+    assert [e.message for e in job_log(kind="sweep", job_id=sweep.pk)] == [
+        "started",
+        "60 %: 2 / 3 runs ended",
+    ]
