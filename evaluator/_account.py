@@ -151,6 +151,37 @@ def unattached_shm(uid: int | None) -> int:
     return total
 
 
+def memory_oom_kills(path: str | None) -> int | None:
+    """How many processes the kernel's OOM killer stopped in the memory cgroup ``path`` (None: unknown)."""
+    if not path:
+        return None
+    try:
+        with open(os.path.join(path, "memory.oom_control"), "rb") as fh:
+            for line in fh:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def set_memory_limit(path: str, limit: int) -> bool:
+    """Set the hard limit (bytes) of the memory cgroup ``path`` (and of memory + swap where the kernel
+    accounts swap: memsw may never be below the memory limit, so the order depends on the direction)."""
+    files = [os.path.join(path, "memory.limit_in_bytes")]
+    if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
+        files.append(os.path.join(path, "memory.memsw.limit_in_bytes"))
+    for order in (files, files[::-1]):
+        try:
+            for name in order:
+                with open(name, "w") as fh:
+                    fh.write(str(int(limit)))
+            return True
+        except OSError:
+            continue
+    return False
+
+
 def fs_usage(root: str) -> tuple[int, int]:
     """(bytes, inodes) in use on the file system of ``root`` (the worker's private tmpfs)."""
     st = os.statvfs(root)
@@ -218,7 +249,10 @@ class Usage:
 
     def files_over(self, cap: int) -> bool:
         """Whether the solution created more than ``cap`` files and directories (an inode cap)."""
-        return self.fs is not None and fs_usage(self.fs[0])[1] - self.fs[2] > cap
+        if self.fs is None:
+            return False
+        st = os.statvfs(self.fs[0])  # a solution's own tmpfs has room for ``cap`` inodes: full is over
+        return st.f_files - st.f_ffree - self.fs[2] > cap or (st.f_files <= cap + 1 and st.f_ffree == 0)
 
     def exceeds(self, limit: int) -> bool:
         """Whether the solution holds more than ``limit`` bytes beyond the runner's own footprint when it

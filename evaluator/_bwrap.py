@@ -17,9 +17,11 @@ from .sandbox_config import SandboxConfig
 logger = logging.getLogger("evaluator.sandbox")
 
 # CAP_SYS_PTRACE only lets the worker read the solution's smaps_rollup and open descriptors (memory
-# accounting of processes under another uid); runners drop every capability when they switch uid.
+# accounting of processes under another uid); CAP_SYS_ADMIN only lets it mount each solution's own tmpfs
+# (size and inode cap) inside the sandbox's mount namespace. Runners drop every capability when they switch
+# uid, and their seccomp filter denies mount and the namespace calls anyway.
 _ROOT_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FOWNER",
-              "CAP_SYS_PTRACE")
+              "CAP_SYS_PTRACE", "CAP_SYS_ADMIN")
 _detect_lock = threading.Lock()
 _bwrap_state: dict[str, tuple[bool, str]] = {}
 _warned: set[str] = set()

@@ -6,9 +6,18 @@ half of a v1 hybrid, as on the dev box; typically as root), every worker gets a 
 inside the worker's cgroup, the cgroup is bound into the sandbox at ``/judge-cgroup``, and each runner
 moves itself into ``runner`` before it drops its privileges. Its ``cpu.stat`` then counts the CPU of
 every process the solution ever had, auto-reaped helpers included (no controller is needed for that),
-and the solution's uid cannot move out (``cgroup.procs`` belongs to root). Memory stays measured
-(:mod:`evaluator._account`): no memory controller is delegated here. Without such a hierarchy
+and the solution's uid cannot move out (``cgroup.procs`` belongs to root). Without such a hierarchy
 :func:`create` returns None and the measured accounting alone applies.
+
+Memory: where the judge may create a cgroup under its own in a hierarchy with the **memory controller**
+(on the dev box the cgroup v1 ``memory`` hierarchy of the hybrid; the unified one has no controllers),
+every worker also gets a memory cgroup (:func:`create_memory`), bound into the sandbox at ``/judge-memcg``;
+each runner moves itself into it while still root, so everything the solution's processes allocate is
+charged there: anonymous memory of every process, System V and POSIX shared memory, memfds, files written
+to its tmpfs, kernel memory (page tables, sockets). The worker sets its hard limit per solution
+(``memory_mb`` on top of an interpreter's footprint) and reads its OOM-kill counter: a solution the kernel
+stopped there is MLE, however short its peak. Elsewhere the measured accounting of :mod:`_account` alone
+applies (peaks shorter than a sample are missed).
 """
 
 from __future__ import annotations
@@ -18,6 +27,8 @@ import itertools
 import os
 import re
 import time
+
+from ._account import memory_oom_kills
 
 _counter = itertools.count()
 _created: set[str] = set()
@@ -79,6 +90,49 @@ def _sweep(parent: str) -> None:
         match = _NAME.fullmatch(name)
         if match and not os.path.exists(f"/proc/{match.group(1)}"):
             remove(os.path.join(parent, name))
+
+
+def _v1_memory() -> str | None:
+    """The judge's own cgroup directory in a cgroup v1 ``memory`` hierarchy, or None."""
+    mount = None
+    try:
+        with open("/proc/self/mountinfo") as fh:
+            for line in fh:
+                left, _sep, right = line.partition(" - ")
+                fields = right.split()
+                if fields[:1] == ["cgroup"] and "memory" in fields[-1].split(","):
+                    mount = left.split()[4]
+        with open("/proc/self/cgroup") as fh:
+            own = next((line.split(":", 2)[2].strip() for line in fh
+                        if "memory" in line.split(":", 2)[1].split(",")), None)
+    except (OSError, IndexError):
+        return None
+    return os.path.join(mount, own.lstrip("/")) if mount and own is not None else None
+
+
+def create_memory(slot: int) -> str | None:
+    """Create a worker's memory cgroup (see the module docstring) and return its path, or None when no
+    memory controller is available to this process."""
+    parent = _v1_memory()
+    if parent is None:
+        return None
+    _sweep(parent)
+    path = os.path.join(parent, f"microcoder-{os.getpid()}-{slot}-{next(_counter)}")
+    try:
+        os.mkdir(path)
+        for name, value in (("memory.swappiness", "0"), ("memory.oom_control", "0")):
+            try:  # no swapping of a solution's memory; the kernel kills instead of pausing at the limit
+                with open(os.path.join(path, name), "w") as fh:
+                    fh.write(value)
+            except OSError:
+                pass
+        if memory_oom_kills(path) is None:
+            raise OSError("no memory.oom_control")
+    except OSError:
+        remove(path)
+        return None
+    _created.add(path)
+    return path
 
 
 def enter(path: str) -> None:

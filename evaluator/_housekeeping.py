@@ -1,5 +1,8 @@
 """The worker's housekeeping between tests and solutions: which processes are the solution's, killing
-what it left behind (strays, its uid's processes), removing its System V IPC objects, wiping its files.
+what it left behind (strays, its uid's processes), removing its System V IPC objects, giving each solution
+a fresh working directory: a tmpfs of its own with a size and an inode cap (``nr_inodes``), mounted by the
+worker and detached afterwards, where the worker may mount (the root bwrap worker holds CAP_SYS_ADMIN for
+this alone; runners drop every capability), else a directory wiped recursively (measured fallback).
 Mixed into :class:`_worker.Worker`, whose attributes (``cfg``, ``root``, ``keep``, ``in_pid_ns``,
 ``runner``) it uses.
 
@@ -8,6 +11,7 @@ Standard library only (bind-mounted into the sandbox next to _worker.py).
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import signal
@@ -142,11 +146,29 @@ class Housekeeping:
         self._kill_strays(None)
         self._clean_ipc()
 
+    def _fresh_workdir(self, path: str, max_files: int) -> bool:
+        """Create the solution's working directory ``path``: a fresh tmpfs of ``cfg["workdir_mb"]`` MiB with
+        room for ``max_files`` files and directories, owned by the runner's uid, when the worker may mount
+        (then True); else a plain directory (False) that :meth:`_wipe` removes later."""
+        os.mkdir(path, 0o700)
+        uid, gid = (self.cfg["uid"], self.cfg["gid"]) if self.cfg.get("drop_uid") else (os.getuid(), os.getgid())
+        if self.in_pid_ns and self.cfg.get("workdir_mb") and _LIBC is not None:
+            options = (f"size={int(self.cfg['workdir_mb'])}m,nr_inodes={int(max_files) + 1},mode=0700,"
+                       f"uid={uid},gid={gid}").encode()
+            if _LIBC.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:
+                return True
+        if self.cfg.get("drop_uid"):
+            os.chown(path, uid, gid)
+        return False
+
     def _wipe(self) -> None:
         for name in os.listdir(self.root):
             if name in self.keep:
                 continue
             path = os.path.join(self.root, name)
+            if _LIBC is not None and _LIBC.umount2(path.encode(), _MNT_DETACH) == 0:
+                os.rmdir(path)  # a solution's own tmpfs: gone at once, however many files it held
+                continue
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
@@ -154,6 +176,19 @@ class Housekeeping:
                     os.unlink(path)
                 except OSError:
                     pass
+
+
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 2, 4, 2
+
+
+def _libc() -> Any:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
 
 
 def _real_uid(pid: int) -> int:

@@ -135,12 +135,13 @@ class Runner:
                 fh.write("1000")  # under memory pressure the kernel kills the solution, not the judge
         except OSError:
             pass
-        if self.cfg.get("cgroup"):  # while still root: the solution's uid could not move itself back out
-            try:
-                with open(os.path.join(self.cfg["cgroup"], "cgroup.procs"), "w") as fh:
-                    fh.write("0")
-            except OSError:
-                pass  # the worker's sampled accounting still applies
+        for group in ("cgroup", "memcg"):  # while still root: the solution's uid could not move back out
+            if self.cfg.get(group) and (group == "cgroup" or self.sol.get("memcg")):
+                try:
+                    with open(os.path.join(self.cfg[group], "cgroup.procs"), "w") as fh:
+                        fh.write("0")
+                except OSError:
+                    pass  # the worker's sampled accounting still applies
         limits = self.sol["limits"]
         if self.cfg.get("drop_uid"):
             _drop_to(self.cfg["uid"], self.cfg["gid"], bool(self.cfg.get("keep_read")))

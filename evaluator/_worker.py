@@ -30,7 +30,7 @@ from typing import Any
 if __package__:
     from . import _programs, _seccomp, calls
     from . import _protocol as proto
-    from ._account import Usage, resident
+    from ._account import Usage, memory_oom_kills, resident, set_memory_limit
     from ._housekeeping import Housekeeping
     from ._outcomes import checked_reply, load_reply, test_reply
     from ._procs import RunnerHandle, _read_fd
@@ -41,7 +41,7 @@ else:  # running as a script inside the sandbox
     import _protocol as proto  # type: ignore[no-redef]
     import _seccomp  # type: ignore[no-redef]
     import calls  # type: ignore[no-redef]
-    from _account import Usage, resident  # type: ignore[no-redef]
+    from _account import Usage, memory_oom_kills, resident, set_memory_limit  # type: ignore[no-redef]
     from _housekeeping import Housekeeping  # type: ignore[no-redef]
     from _outcomes import checked_reply, load_reply, test_reply  # type: ignore[no-redef]
     from _procs import RunnerHandle, _read_fd  # type: ignore[no-redef]
@@ -51,6 +51,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 #: how often the memory of a running solution is measured (also at the end of every test)
 _MEMORY_EVERY_S = 0.05
 _STDERR_TAIL = 4096
+_FOOTPRINT_SLACK_MB = 64
 
 
 class Worker(Housekeeping):
@@ -79,6 +80,9 @@ class Worker(Housekeeping):
 
         gc.collect()
         gc.freeze()  # everything so far is shared copy-on-write with the runners: keep the GC off it
+        #: what a runner may charge to the memory cgroup before its solution allocates anything: at most
+        #: copies of the worker's pages, plus slack for the interpreter's own growth
+        self.footprint = resident(os.getpid()) + (_FOOTPRINT_SLACK_MB << 20)
 
     # ---------------------------------------------------------------------------------- runners
     def _spawn(self) -> dict[str, Any]:
@@ -109,6 +113,7 @@ class Worker(Housekeeping):
         usage = Usage(runner, self._solution_pids, self._shm_uid(), own_files, runner.memory_base,
                       self.cfg.get("cgroup"), self.sol.get("fs"))
         max_files = self.sol["limits"].get("max_files", 10_000)
+        oom0 = memory_oom_kills(self.sol.get("memcg"))
         memory_limit = self.sol["limits"]["memory_mb"] << 20
         poller = select.poll()
         poller.register(runner.sock.fileno(), select.POLLIN)
@@ -150,6 +155,9 @@ class Worker(Housekeeping):
                 out["dead"] = True
                 break
         cpu = usage.cpu()
+        oom = memory_oom_kills(self.sol.get("memcg"))
+        if oom is not None and oom0 is not None and oom > oom0:  # the kernel stopped it at the hard limit
+            out["killed"] = "memory"
         if not out["killed"]:  # helpers may still hold memory or have spent CPU since the last sample
             if usage.exceeds(memory_limit):
                 out["killed"] = "memory"
@@ -199,14 +207,22 @@ class Worker(Housekeeping):
         self._wipe()
         self.counter += 1
         workdir = os.path.join(self.root, f"s{self.counter}")
-        os.mkdir(workdir, 0o700)
-        if self.cfg.get("drop_uid"):
-            os.chown(workdir, self.cfg["uid"], self.cfg["gid"])
+        own_fs = self._fresh_workdir(workdir, header["limits"].get("max_files", 10_000))
         self.sol = {"code": code, "mode": header["mode"], "fn_name": header.get("fn_name"),
                     "limits": header["limits"], "workdir": workdir,
-                    # the private tmpfs is ours alone under bwrap: its usage is the solution's files
-                    "fs": self.root if self.in_pid_ns else None}
+                    # a tmpfs of its own, else the private /tmp (ours alone under bwrap): its usage is
+                    # the solution's files
+                    "fs": workdir if own_fs else (self.root if self.in_pid_ns else None)}
+        self.sol["memcg"] = self._memory_limit(header["limits"]["memory_mb"] << 20)
         self.ctl_reply(load_reply(self._spawn(), header["limits"]))
+
+    def _memory_limit(self, limit: int) -> str | None:
+        """Set the memory cgroup's hard limit for this solution; the cgroup, or None when there is none
+        (then no runner joins it: a stale, lower limit must never apply to this solution)."""
+        memcg = self.cfg.get("memcg")
+        if memcg and set_memory_limit(memcg, limit + self.footprint):
+            return str(memcg)
+        return None
 
     def op_run(self, header: dict[str, Any], data: bytes) -> None:
         if self.sol is None:

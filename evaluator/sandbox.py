@@ -154,6 +154,8 @@ class WorkerProcess:
         self._fallback_root: str | None = None
         #: this worker's cgroup v2 (exact CPU accounting of its runners), when the machine allows one
         self.cgroup: str | None = None
+        #: this worker's memory cgroup (a hard limit on the whole solution), when the machine allows one
+        self.memcg: str | None = None
         self.seccomp = False
 
     # ------------------------------------------------------------------------------- lifecycle
@@ -187,12 +189,13 @@ class WorkerProcess:
         return self.config.uid_base + (os.getpid() % 1_000_000) * UIDS_PER_PROCESS + self.slot
 
     def _init_config(self, mode: str, root: str, drop_uid: bool, keep_read: bool = False,
-                     cgroup: str | None = None) -> dict[str, Any]:
+                     cgroup: str | None = None, memcg: str | None = None) -> dict[str, Any]:
         return {"op": "init", "mode": mode, "root": root, "drop_uid": drop_uid, "keep_read": keep_read,
-                "seccomp": self.config.seccomp, "cgroup": cgroup,
+                "seccomp": self.config.seccomp, "cgroup": cgroup, "memcg": memcg,
                 "uid": self._uid(),
                 "gid": self._uid(), "recursion_limit": self.config.recursion_limit,
-                "thread_stack_mb": self.config.thread_stack_mb, "preimport": list(self.config.preimport)}
+                "thread_stack_mb": self.config.thread_stack_mb, "preimport": list(self.config.preimport),
+                "workdir_mb": self.config.workdir_mb}
 
     def _start_bwrap(self, disable_userns: bool) -> None:
         root = _is_root()
@@ -214,12 +217,16 @@ class WorkerProcess:
         self.cgroup = _cgroup.create(self.slot) if root else None
         if self.cgroup:
             args += ["--bind", self.cgroup, "/judge-cgroup"]
+        self.memcg = _cgroup.create_memory(self.slot) if root else None
+        if self.memcg:
+            args += ["--bind", self.memcg, "/judge-memcg"]
         args += ["--chdir", "/tmp"]
         for key, value in _SANDBOX_ENV.items():
             args += ["--setenv", key, value]
         self._spawn(args + [self.config.python, "-I", "-B", "/judge/_worker.py"], env={}, cwd="/",
                     init=self._init_config("bwrap", "/tmp", drop_uid=root,
-                                           cgroup="/judge-cgroup/runner" if self.cgroup else None))
+                                           cgroup="/judge-cgroup/runner" if self.cgroup else None,
+                                           memcg="/judge-memcg" if self.memcg else None))
         self.sandbox = "bwrap"
 
     def _start_rlimit(self) -> None:
@@ -233,11 +240,13 @@ class WorkerProcess:
         os.chmod(self._fallback_root, 0o711 if root else 0o700)
         env = dict(_SANDBOX_ENV, HOME=self._fallback_root)
         self.cgroup = _cgroup.create(self.slot) if root else None
+        self.memcg = _cgroup.create_memory(self.slot) if root else None
         self._spawn([self.config.python, "-I", "-B", str(_HERE / "_worker.py")], env=env,
                     cwd=self._fallback_root,
                     init=self._init_config("rlimit", self._fallback_root, drop_uid=root,
                                            keep_read=root and not readable,
-                                           cgroup=os.path.join(self.cgroup, "runner") if self.cgroup else None))
+                                           cgroup=os.path.join(self.cgroup, "runner") if self.cgroup else None,
+                                           memcg=self.memcg))
         self.sandbox = "rlimit"
 
     def _spawn(self, cmd: list[str], env: dict[str, str], cwd: str, init: dict[str, Any]) -> None:
@@ -253,7 +262,8 @@ class WorkerProcess:
         except (OSError, subprocess.SubprocessError) as exc:
             ours.close()
             _cgroup.remove(self.cgroup)
-            self.cgroup = None
+            _cgroup.remove(self.memcg)
+            self.cgroup = self.memcg = None
             raise SandboxError(f"cannot start the worker: {exc}") from exc
         finally:
             theirs.close()
@@ -308,7 +318,8 @@ class WorkerProcess:
             shutil.rmtree(self._fallback_root, ignore_errors=True)
             self._fallback_root = None
         _cgroup.remove(self.cgroup)
-        self.cgroup = None
+        _cgroup.remove(self.memcg)
+        self.cgroup = self.memcg = None
 
     close = kill
 

@@ -27,6 +27,9 @@ class SandboxConfig:
     python: str = field(default=sys.executable, metadata={"help": "Interpreter that runs the solutions; "
                                                           "its installation and virtualenv are bound read-only."})
     tmpfs_mb: int = field(default=512, metadata={"help": "Size of the sandbox's private /tmp (bwrap only)."})
+    workdir_mb: int = field(default=512, metadata={"help": "Size of each solution's own tmpfs working directory "
+                                                   "(bwrap only, where the worker may mount; its inode cap is "
+                                                   "Limits.max_files)."})
     uid_base: int = field(default=1_900_000_000, metadata={"help": "When the judge runs as root, runners "
                                                            "use unused uids from here (one per slot)."})
     recursion_limit: int = field(default=1_000_000, metadata={"help": "sys.setrecursionlimit in solutions."})
@@ -44,7 +47,7 @@ class SandboxConfig:
     def __post_init__(self) -> None:
         if self.mode not in ("auto", "bwrap", "rlimit"):
             raise ValueError(f"sandbox mode {self.mode!r}: use 'auto', 'bwrap' or 'rlimit'")
-        for name in ("tmpfs_mb", "stack_mb", "thread_stack_mb", "recursion_limit"):
+        for name in ("tmpfs_mb", "workdir_mb", "stack_mb", "thread_stack_mb", "recursion_limit"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.recursion_limit < 1000:

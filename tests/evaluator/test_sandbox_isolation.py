@@ -1,10 +1,12 @@
 """Isolation between solutions judged one after the other by the same worker: nothing one leaves
-behind (System V IPC objects, POSIX message queues, files) reaches the next. One attack per test; the
+behind (System V IPC objects, POSIX message queues, files, used-up inodes) reaches the next. One attack per test; the
 worker keeps serving afterwards."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -102,3 +104,39 @@ for i in range(200):
 print("done")
 """
     assert run(worker, code)[0] == "OLE"
+
+
+def own_tmpfs_possible() -> bool:
+    return os.geteuid() == 0  # the root bwrap worker holds CAP_SYS_ADMIN to mount it
+
+
+@requires_bwrap
+@pytest.mark.skipif(not own_tmpfs_possible(), reason="the worker may not mount here (wiped directory instead)")
+def test_each_solution_gets_a_fresh_tmpfs_whose_inode_cap_the_previous_one_cannot_use_up(
+        worker: WorkerProcess) -> None:
+    limits = replace(LIMITS, max_files=300)
+    fill = """
+import os
+made = 0
+try:
+    for i in range(1000):
+        os.mkdir(f"d{i}")                            # the cap is the kernel's: ENOSPC at the 301st
+        made += 1
+except OSError:
+    pass
+print(made)
+"""
+    look = """
+import os
+st = os.statvfs(".")
+mount = [line.split(" - ")[1].split()[0] for line in open("/proc/self/mountinfo")
+         if line.split()[4] == os.getcwd()]
+print(mount, st.f_files - st.f_ffree, st.f_ffree, sorted(os.listdir(".")))
+"""
+    load = worker.load(fill, "stdin", None, limits)
+    assert load["status"] == "OK"
+    reply, stdout, _err, _res = worker.run("stdin", b"", limits)
+    assert (reply["status"], stdout) == ("OLE", b"300\n")
+    assert worker.load(look, "stdin", None, limits)["status"] == "OK"
+    reply, stdout, _err, _res = worker.run("stdin", b"", limits)
+    assert (reply["status"], stdout.decode()) == ("OK", "['tmpfs'] 1 300 []\n")
