@@ -108,7 +108,8 @@ class EvaluationJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = EvaluationJob
         fields = [
-            "id", "kind", "status", "created_by", "problem", "problem_title", "progress_done", "progress_total",
+            "id", "kind", "status", "created_by", "problem", "problem_title", "language", "progress_done",
+            "progress_total",
             "error", "created_at", "started_at", "finished_at", "url", "page_url", "websocket_path",
         ]
         read_only_fields = fields
@@ -145,6 +146,11 @@ class EvaluationJobDetailSerializer(EvaluationJobSerializer):
 class SubmissionCreateSerializer(serializers.Serializer):
     problem = serializers.IntegerField(min_value=1, help_text="Id of the stored problem to judge against.")
     code = serializers.CharField(max_length=MAX_CODE_CHARS, trim_whitespace=False)
+    language = serializers.CharField(
+        required=False, default="auto", max_length=16,
+        help_text="python, c, cpp (c++ accepted) or auto (detected from the source: #include / int main -> C "
+                  "or C++, else Python). C and C++ are compiled once (gcc/g++), a compile error is CE.",
+    )
     checker = serializers.JSONField(
         required=False, allow_null=True, default=None,
         help_text='Override the problem\'s checker: {"kind": "lenient"|"strict"|"icpc", ...flags}.',
@@ -216,6 +222,7 @@ class EvaluationListCreate(generics.ListCreateAPIView):
         try:
             job = evaluation_submit(
                 problem_id=v["problem"], code=v["code"], user=request.user, checker=v["checker"],
+                language=v["language"],
                 stop_on_first_failure=v["stop_on_first_failure"], enqueue=not inline,
             )
         except EvaluationError as exc:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import resource
 import shutil
 import stat
@@ -57,6 +58,27 @@ def normalize_language(value: object) -> str:
     if name is None:
         raise ValueError(f"language {value!r}: use one of {', '.join(LANGUAGES)}")
     return name
+
+
+_C_LIKE = re.compile(r"^\s*#\s*include\s*[<\"]|\bint\s+main\s*\(", re.MULTILINE)
+_CPP_ONLY = re.compile(r"\bstd::|\busing\s+namespace\b|#\s*include\s*<(?:bits/stdc\+\+\.h|iostream|vector|string|"
+                       r"algorithm|map|set|queue|cstdio|cstdlib|cstring|cmath)>|\bcout\b|\bcin\b|\btemplate\s*<")
+
+
+def detect_language(code: str) -> str:
+    """The language a solution's source is written in, as far as its text tells: C or C++ when it has an
+    ``#include`` or an ``int main(``, C++ when it also uses something only C++ has (``std::``, ``using
+    namespace``, a C++ header, ``cout``/``cin``, templates), else Python."""
+    if not _C_LIKE.search(code):
+        return "python"
+    return "cpp" if _CPP_ONLY.search(code) else "c"
+
+
+def resolve_language(value: object, code: str) -> str:
+    """``value`` as a canonical language name, ``"auto"`` detected from ``code``. Raises ValueError."""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return detect_language(code)
+    return normalize_language(value)
 
 
 def language_of_file(path: str | Path) -> str:

@@ -45,6 +45,10 @@ class EvaluationJob(models.Model):
     )
     problems = models.ManyToManyField("curation.Problem", blank=True, related_name="verification_jobs")
     code = models.TextField(blank=True, help_text="The submitted source (submission jobs only).")
+    language = models.CharField(
+        max_length=8, default="python", choices=[("python", "Python"), ("c", "C"), ("cpp", "C++")],
+        help_text="Language of the submitted source (submission jobs only; verify jobs use each reference's).",
+    )
     checker = models.JSONField(
         null=True, blank=True, help_text="Checker override in the evaluator's case format; null = the problem's."
     )

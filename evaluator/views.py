@@ -38,6 +38,8 @@ from evaluator.services import (
 )
 from webapp.roles import CURATOR, VIEWER, has_role, role_required
 
+#: language choices of the judge page: "auto" detects C / C++ from the source, else Python
+LANGUAGE_CHOICES = [("auto", "auto-detect"), ("python", "Python"), ("c", "C (gcc)"), ("cpp", "C++ (g++)")]
 #: checker choices of the judge page: "" keeps the problem's own checker
 CHECKER_CHOICES = (
     ("", "the problem's checker"),
@@ -62,6 +64,7 @@ class JudgeForm(forms.Form):
     problem = forms.IntegerField(min_value=1, help_text="Id of the stored problem.")
     code = forms.CharField(widget=forms.Textarea(attrs={"rows": 18, "spellcheck": "false"}), max_length=MAX_CODE_CHARS,
                            strip=False)
+    language = forms.ChoiceField(choices=LANGUAGE_CHOICES, required=False, initial="auto")
     checker = forms.ChoiceField(choices=CHECKER_CHOICES, required=False)
     run_all_tests = forms.BooleanField(required=False, help_text="Run every test instead of stopping at the first failure.")
 
@@ -139,6 +142,7 @@ def judge_page(request: HttpRequest) -> HttpResponse:
                 job = evaluation_submit(
                     problem_id=problem_id, code=form.cleaned_data["code"], user=request.user,
                     checker=form.checker_override(), stop_on_first_failure=not form.cleaned_data["run_all_tests"],
+                    language=form.cleaned_data.get("language") or "auto",
                     enqueue=not inline,
                 )
             except EvaluationError as exc:

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from curation.constraints import ConstraintConfig
 from curation.models import Problem, ReferenceSolution
+from evaluator.languages import resolve_language
 from evaluator.models import EvaluationJob
 from evaluator.selectors import user_can_cancel
 from webapp import realtime
@@ -62,10 +63,13 @@ def evaluation_submit(
     checker: dict[str, Any] | None = None,
     stop_on_first_failure: bool = True,
     enqueue: bool = True,
+    language: str = "python",
 ) -> EvaluationJob:
     """Create a ``submission`` job judging ``code`` on problem ``problem_id``.
 
-    ``checker`` overrides the problem's checker for this job only. ``enqueue=False`` leaves the job
+    ``language`` is ``python``, ``c``, ``cpp`` (aliases such as ``c++`` accepted) or ``auto`` (detected from
+    the source: ``evaluator.languages.detect_language``); C and C++ need a stdin problem (a call-mode
+    problem calls a Python function). ``checker`` overrides the problem's checker for this job only. ``enqueue=False`` leaves the job
     ``queued`` for the caller to run (``evaluation_run``) or enqueue (``evaluation_enqueue``) itself.
     Raises ``EvaluationError`` for an unknown problem, empty or oversized code, or a bad checker.
     """
@@ -74,14 +78,22 @@ def evaluation_submit(
     if len(code) > MAX_CODE_CHARS:
         raise EvaluationError(f"code has {len(code)} characters; at most {MAX_CODE_CHARS} are accepted")
     checker = validate_checker(checker)
-    problem = Problem.objects.filter(pk=problem_id).only("id").first()
+    try:
+        language = resolve_language(language, code)
+    except ValueError as exc:
+        raise EvaluationError(f"{exc} (or auto)") from exc
+    problem = Problem.objects.filter(pk=problem_id).only("id", "io_mode").first()
     if problem is None:
         raise EvaluationError(f"problem {problem_id} does not exist")
+    if language != "python" and problem.io_mode != "stdin":
+        raise EvaluationError(f"problem {problem_id} calls a Python function ({problem.io_mode} mode): "
+                              f"submit Python, not {language}")
     job = EvaluationJob.objects.create(
         kind=Kind.SUBMISSION,
         created_by=_real_user(user),
         problem=problem,
         code=code,
+        language=language,
         checker=checker,
         stop_on_first_failure=stop_on_first_failure,
         progress_total=1,

@@ -131,6 +131,7 @@ def _cases(job: EvaluationJob, chunk: list[Item]) -> list[dict[str, Any]]:
     """The evaluator cases of ``chunk``; case ids are the item's position so verdicts map back."""
     if job.kind == Kind.SUBMISSION:
         case = problem_judge_case(chunk[0].problem_id, job.code)
+        case["language"] = job.language
         if job.checker:
             case["checker"] = dict(job.checker)
         case["id"] = "0"

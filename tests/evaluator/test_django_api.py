@@ -173,3 +173,43 @@ def test_it_documents_the_endpoints_in_the_openapi_schema(api_as: Any, viewer: A
     paths = r.json()["paths"]
     assert {"/api/evaluations/", "/api/evaluations/{id}/", "/api/evaluations/verify-references/"} <= set(paths)
     assert "wait" in {p["name"] for p in paths["/api/evaluations/"]["post"].get("parameters", [])}
+
+
+CPP_ADD = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+C_ADD = "#include <stdio.h>\nint main(void) { long a, b; scanf(\"%ld %ld\", &a, &b); printf(\"%ld\\n\", a + b); }\n"
+
+
+@pytest.mark.parametrize(("language", "code", "stored"), [
+    ("cpp", CPP_ADD, "cpp"), ("c++", CPP_ADD, "cpp"), ("auto", CPP_ADD, "cpp"), ("auto", C_ADD, "c"),
+    ("auto", CORRECT_ADD, "python"),
+])
+def test_it_judges_a_submission_in_the_language_given_or_detected(
+    api_as: Any, trainer: Any, problem: Any, language: str, code: str, stored: str
+) -> None:
+    r = api_as(trainer).post(f"{LIST}?wait=1", {"problem": problem.pk, "code": code, "language": language},
+                             format="json")
+    assert r.status_code == 200, r.content
+    assert (r.json()["language"], r.json()["verdict"]["verdict"]) == (stored, "AC")
+
+
+def test_a_cpp_submission_that_does_not_compile_is_a_compile_error(api_as: Any, trainer: Any, problem: Any) -> None:
+    r = api_as(trainer).post(f"{LIST}?wait=1", {"problem": problem.pk, "code": "int main( {", "language": "cpp"},
+                             format="json")
+    assert (r.status_code, r.json()["verdict"]["verdict"]) == (200, "CE")
+    assert "error" in r.json()["verdict"]["message"]
+
+
+def test_it_rejects_an_unknown_language(api_as: Any, trainer: Any, problem: Any) -> None:
+    r = api_as(trainer).post(LIST, {"problem": problem.pk, "code": CORRECT_ADD, "language": "rust"}, format="json")
+    assert r.status_code == 400
+    assert "python, c, cpp" in str(r.json())
+
+
+def test_it_rejects_c_for_a_problem_that_calls_a_python_function(
+    api_as: Any, trainer: Any, make_problem: Any
+) -> None:
+    call = make_problem("call1", io_mode="call", fn_name="add", tests=[("1\n2", "3")],
+                        solutions=["def add(a, b):\n    return a + b\n"])
+    r = api_as(trainer).post(LIST, {"problem": call.pk, "code": CPP_ADD, "language": "cpp"}, format="json")
+    assert r.status_code == 400
+    assert "submit Python" in str(r.json())

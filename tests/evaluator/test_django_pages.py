@@ -116,3 +116,16 @@ def test_it_cancels_a_job_from_its_page_for_its_creator(client_as: Any, trainer:
     r = client_as(trainer).post(reverse("evaluator:job-cancel", args=[job.pk]))
     assert r.status_code == 302
     assert EvaluationJob.objects.get(pk=job.pk).status == "cancelled"
+
+
+def test_it_judges_cpp_chosen_on_the_judge_page_and_shows_the_language_on_the_job(
+    client_as: Any, trainer: Any, problem: Any
+) -> None:
+    code = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+    client = client_as(trainer)
+    assert '<option value="cpp">C++ (g++)</option>' in client.get(reverse("evaluator:judge")).content.decode()
+    r = client.post(reverse("evaluator:judge"), {"problem": problem.pk, "code": code, "language": "cpp"})
+    assert '<span class="badge ok">AC</span>' in r.content.decode()
+    job = EvaluationJob.objects.get()
+    assert job.language == "cpp"
+    assert "Language: C++" in client.get(reverse("evaluator:job-detail", args=[job.pk])).content.decode()

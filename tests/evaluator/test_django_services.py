@@ -111,6 +111,7 @@ def test_it_publishes_progress_after_each_commit(
     with django_capture_on_commit_callbacks(execute=True):
         evaluation_run(job_id=job.pk)
     group = realtime.job_group(job.pk)
+    sent = [event for event in sent if event[0] == group]  # the jobs view's own feed ("jobs") aside
     assert [(g, k) for g, k, _ in sent] == [(group, realtime.JOB_PROGRESS)] * 3
     assert [(d["status"], d["done"], d["total"]) for *_, d in sent] == [
         ("running", 0, 1), ("running", 1, 1), ("succeeded", 1, 1)
@@ -170,6 +171,15 @@ def test_it_leaves_the_reference_pending_on_an_infrastructure_error(
     assert job.results[0]["outcome"] == "pending"
     assert "infrastructure error" in job.results[0]["reason"]
     assert "sandbox worker died" in job.results[0]["reason"]
+
+
+def test_it_verifies_a_cpp_reference_solution_as_cpp(make_problem: Any, curator: Any) -> None:
+    cpp = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+    problem = make_problem(solutions=[cpp], language="cpp")
+    job = evaluation_run(job_id=references_verify(problem_ids=[problem.pk], user=curator, enqueue=False).pk)
+    solution = ReferenceSolution.objects.get(problem=problem)
+    assert (job.progress_total, solution.language, solution.verdict) == (1, "cpp", "AC")
+    assert reference_status(problem) == "passed"
 
 
 def test_it_skips_problems_without_a_reference_in_a_judged_language(make_problem: Any, curator: Any) -> None:
