@@ -432,5 +432,5 @@ def test_a_runs_progress_also_moves_its_sweep(trainer: Any, sweep: Any) -> None:
     job_changed(running.pk, kind="training")
     assert [e.message for e in job_log(kind="sweep", job_id=sweep.pk)] == [
         "started",
-        "60 %: 2 / 3 runs ended",
+        "66.7 %: 2 / 3 runs ended",
     ]
