@@ -1,9 +1,11 @@
 """The MicroCoder-GRPO training loop.
 
-One step: choose prompts -> sample G responses each -> judge them (rewards) -> truncation masks ->
-group-relative advantages -> ``updates_per_rollout`` optimizer updates (token-level clipped loss at
-the training temperature) -> sync weights into the rollout engine -> metrics and sample table ->
-checkpoint every ``checkpoint_interval`` steps.
+One step: choose prompts -> sample G responses each and judge them, refilling groups without signal
+under DAPO's dynamic sampling (``training.step_sampling``) -> truncation masks -> rewards (with DAPO's
+overlong shaping when on) -> group-relative advantages -> ``updates_per_rollout`` optimizer updates on
+fixed minibatches of ``minibatch_prompts`` groups (clipped loss at the training temperature,
+``training.update``) at the scheduled learning rate (``training.schedules``) -> sync weights into the
+rollout engine -> metrics and sample table -> checkpoint every ``checkpoint_interval`` steps.
 
 Every random choice of a step (prompts, sampling seed, mask draws) is a function of (seed, step), and
 checkpoints hold weights, optimizer and RNG states, so a resumed run continues exactly where the
@@ -46,18 +48,19 @@ from training.checkpoint import (
     write_text_atomic,
 )
 from training.config import GRPOConfig
-from training.data import encode_prompts, load_release, problem_id, step_prompt_indices, step_sample_seeds
+from training.data import encode_prompts, load_release, problem_id, step_prompt_indices
 from training.distributed import DistContext
 from training.heldout import HeldOutEval
 from training.insights import check_config
-from training.loss import group_advantages
+from training.loss import group_advantages, shaped_rewards
 from training.masking import compute_masks
 from training.modeling import eos_token_ids, load_causal_lm, resolve_autocast, resolve_device, resolve_dtype
 from training.rewards import Judge
 from training.rollout import RolloutEngine, make_engine
-from training.rollout_judge import rollout_and_judge
-from training.step_metrics import finite_metrics, sample_rows, step_metrics
-from training.temperature import TemperaturePolicy, diversity
+from training.schedules import learning_rate_at
+from training.step_metrics import finite_metrics, mean, sample_rows, step_metrics
+from training.step_sampling import Sampler
+from training.temperature import TemperaturePolicy, probe_diversity
 from training.update import ForwardSetup, policy_update
 
 logger = logging.getLogger("training")
@@ -264,24 +267,20 @@ class Trainer:
     def select_temperature(self) -> None:
         """Diversity-determined T: sample the initial policy at each candidate and apply the rule."""
         cfg = self.config
-        n_prompts = min(cfg.temperature.selection_prompts, len(self.problems))
-        idx = step_prompt_indices(len(self.problems), n_prompts, 1, cfg.seed + 7919)
+        # selection_prompts groups; with fewer problems they repeat (each group is a fresh sample set)
+        idx = step_prompt_indices(len(self.problems), cfg.temperature.selection_prompts, 1, cfg.seed + 7919)
         prompts = [self.prompt_ids[i] for i in idx]
         tokens = min(cfg.temperature.diversity_tokens, cfg.max_response_length)
 
         def measure(t: float) -> float:
-            comps = self.engine.generate(
+            return probe_diversity(
+                self.engine,
                 prompts,
-                n=cfg.group_size,
+                group_size=cfg.group_size,
                 temperature=t,
-                max_new_tokens=tokens,
+                max_tokens=tokens,
                 seed=cfg.seed * 7_919 + int(t * 1000),
             )
-            groups = [
-                [c.token_ids for c in comps[g * cfg.group_size : (g + 1) * cfg.group_size]]
-                for g in range(len(prompts))
-            ]
-            return diversity(groups, tokens)
 
         result = self.temperature_policy.select(measure)
         logger.info("temperature selection %s -> T=%.2f", result.measurements, result.chosen)
@@ -337,8 +336,28 @@ class Trainer:
             self.on_samples(step, rows)
 
     def learning_rate(self, step: int) -> float:
-        warm = self.config.lr_warmup_steps
-        return self.config.learning_rate * (min(1.0, step / warm) if warm > 0 else 1.0)
+        cfg = self.config
+        return learning_rate_at(
+            step,
+            peak=cfg.learning_rate,
+            schedule=cfg.lr_schedule,
+            warmup_steps=cfg.lr_warmup_steps,
+            max_steps=cfg.max_steps,
+            min_ratio=cfg.lr_min_ratio,
+        )
+
+    def sampler(self) -> Sampler:
+        """The sampling half of a step (training.step_sampling), on the trainer's current engine."""
+        return Sampler(
+            config=self.config,
+            engine=self.engine,
+            dist=self.dist,
+            problems=self.problems,
+            prompt_ids=self.prompt_ids,
+            decode=lambda ids: self.tokenizer.batch_decode(ids, skip_special_tokens=True),
+            judge=self.judge,
+            reward_from_verdict=self.reward_from_verdict,
+        )
 
     def train_step(self, step: int) -> tuple[dict[str, float], list[dict[str, Any]]]:
         """One full GRPO step; returns (metrics, sample table rows)."""
@@ -346,32 +365,12 @@ class Trainer:
         g_size = cfg.group_size
         t_step = time.perf_counter()
         temperature = self.temperature_policy.temperature(step)
-        idx = step_prompt_indices(len(self.problems), cfg.prompts_per_step, step, cfg.seed)
+        # sample and judge (with DAPO's dynamic sampling when on): training.step_sampling
+        batch = self.sampler().step_batch(step, temperature)
+        idx, comps, texts, results = batch.idx, batch.completions, batch.texts, batch.results
         prompts = [self.prompt_ids[i] for i in idx]
         # This process's share of the prompts (all of them without torchrun); see training.distributed.
         positions = self.dist.prompt_positions(len(prompts), cfg.updates_per_rollout)
-
-        # Finished groups are judged while later ones still generate (training.rollout_judge).
-        judged = rollout_and_judge(
-            self.engine,
-            [prompts[p] for p in positions],
-            [self.problems[idx[p]] for p in positions],
-            n=g_size,
-            temperature=temperature,
-            max_new_tokens=cfg.max_response_length,
-            seed=cfg.seed * 1_000_003 + step,
-            sample_seeds=step_sample_seeds(cfg.seed, step, positions, g_size),
-            decode=lambda ids: self.tokenizer.batch_decode(ids, skip_special_tokens=True),
-            reward_config=cfg.reward,
-            judge=self.judge,
-            reward_from_verdict=self.reward_from_verdict,
-            overlap=cfg.reward.overlap,
-        )
-        # Every process gets the whole step back (global prompt-major order) for masks and advantages.
-        comps, texts, results = self.dist.gather_rollout(
-            positions, judged.completions, judged.texts, judged.results
-        )
-        generate_s, reward_s = judged.generate_s, judged.reward_s
 
         uniforms = np.random.default_rng([cfg.seed, step, 1]).random(len(comps)).tolist()
         masks = compute_masks(
@@ -384,9 +383,20 @@ class Trainer:
             window=cfg.mask.repeat_window,
             ngram_size=cfg.mask.ngram_size,
             ngram_threshold=cfg.mask.ngram_repeat_threshold,
+            ngram_test=cfg.mask.ngram_loop_test,
         )
         rewards = [r.reward for r in results]
-        adv = group_advantages(rewards, g_size, [m.masked for m in masks])
+        # DAPO's overlong shaping (off unless reward.overlong_buffer_ratio > 0): advantages see it,
+        # the logged `reward` stays the judge's so runs of every preset compare.
+        buffer = round(cfg.reward.overlong_buffer_ratio * cfg.max_response_length)
+        train_rewards = shaped_rewards(
+            rewards,
+            [c.length for c in comps],
+            cfg.max_response_length,
+            buffer,
+            cfg.reward.overlong_penalty_factor,
+        )
+        adv = group_advantages(train_rewards, g_size, [m.masked for m in masks])
 
         t0 = time.perf_counter()
         lr = self.learning_rate(step)
@@ -400,7 +410,7 @@ class Trainer:
             ForwardSetup(self.pad_id, self.device, self.autocast_dtype),
             prompts,
             [comps[i] for i in mine],
-            [rewards[i] for i in mine],
+            [train_rewards[i] for i in mine],
             [masks[i] for i in mine],
             [adv.advantages[i] for i in mine],
             temperature,
@@ -426,12 +436,24 @@ class Trainer:
             epoch=step * cfg.prompts_per_step / len(self.problems),
         )
         metrics.update(update)
+        if batch.filled is not None:
+            metrics.update(batch.filled.metrics())
+        if buffer > 0:
+            metrics["reward/overlong_penalty"] = mean(
+                [
+                    t - r
+                    for t, r in zip(train_rewards, rewards, strict=True)
+                    if t is not None and r is not None
+                ]
+            )
         metrics.update(
             {
-                "rollout/tokens_per_s": sum(c.length for c in comps) / generate_s if generate_s > 0 else 0.0,
-                "timing/generate_s": generate_s,
-                "timing/reward_s": reward_s,
-                "timing/reward_wait_s": judged.reward_wait_s,
+                "rollout/tokens_per_s": (
+                    batch.generated_tokens / batch.generate_s if batch.generate_s else 0.0
+                ),
+                "timing/generate_s": batch.generate_s,
+                "timing/reward_s": batch.reward_s,
+                "timing/reward_wait_s": batch.reward_wait_s,
                 "timing/update_s": update_s,
                 "timing/step_s": time.perf_counter() - t_step,
                 "learning_rate": lr,

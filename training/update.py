@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from training.config import GRPOConfig
@@ -86,6 +87,14 @@ def completion_logprobs(
     return logp, comp_mask, ent
 
 
+def minibatch_indices(n_groups: int, group_size: int, updates: int) -> list[list[int]]:
+    """Sample indices of each optimizer update: ``updates`` contiguous chunks of whole groups, as equal
+    as possible (``prompts_per_step / updates = minibatch_prompts`` groups each on a full batch). A
+    batch with fewer groups than updates (dynamic sampling ran short) gets one update per group."""
+    chunks = [c for c in np.array_split(np.arange(n_groups), min(updates, max(n_groups, 1))) if c.size]
+    return [[int(g) * group_size + j for g in chunk for j in range(group_size)] for chunk in chunks]
+
+
 def policy_update(
     cfg: GRPOConfig,
     model: torch.nn.Module,
@@ -120,13 +129,12 @@ def policy_update(
         for i in range(n)
     ]
     engine_entropy = all(c.entropy_sum is not None for c in comps)
-    per_update = n // cfg.updates_per_rollout
-    minibatches = [list(range(u * per_update, (u + 1) * per_update)) for u in range(cfg.updates_per_rollout)]
+    minibatches = minibatch_indices(n // cfg.group_size, cfg.group_size, cfg.updates_per_rollout)
     mbs = cfg.micro_batch_size
 
     # Off-policy updates need pi_old from before the first update (ratio = 1 only for the first).
     old: dict[int, torch.Tensor] = {}
-    if cfg.updates_per_rollout > 1:
+    if len(minibatches) > 1:
         with torch.no_grad():
             todo = [i for i in range(n) if need_forward[i]]
             for chunk in dist.padded_chunks([todo[s : s + mbs] for s in range(0, len(todo), mbs)]):
@@ -144,7 +152,9 @@ def policy_update(
     grad_norms: list[float] = []
     params = [p for p in model.parameters() if p.requires_grad]
     for u, mb in enumerate(minibatches):
-        normalizer = dist.sum_floats([float(sum(comps[i].length for i in mb if loss_sample[i]))])[0]
+        # token: the minibatch's loss tokens; sequence: its loss samples (training.loss)
+        per_sample = [comps[i].length if cfg.loss_aggregation == "token" else 1 for i in mb if loss_sample[i]]
+        normalizer = dist.sum_floats([float(sum(per_sample))])[0]
         todo = [i for i in mb if need_forward[i]]
         optimizer.zero_grad(set_to_none=False)
         for p in params:
@@ -189,6 +199,7 @@ def policy_update(
                 normalizer=normalizer,
                 ref_logp=ref_lp,
                 kl_coef=cfg.kl_coef,
+                aggregation=cfg.loss_aggregation,
             )
             loss.backward()
             mb_loss += float(loss.detach())
@@ -231,4 +242,4 @@ def policy_update(
     return out
 
 
-__all__ = ["ForwardSetup", "batch_tensors", "completion_logprobs", "policy_update"]
+__all__ = ["ForwardSetup", "batch_tensors", "completion_logprobs", "minibatch_indices", "policy_update"]
