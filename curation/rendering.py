@@ -6,7 +6,9 @@ Maintained libraries do the work; this module only configures them:
   statements carry some) with the math plugins of mdit-py-plugins, then the nh3 (ammonia) sanitizer
   on the whole output: no script, style, event-handler attribute, ``javascript:`` URL or foreign class
   survives. Single newlines are line breaks (``breaks``): CodeContests and AtCoder statements are
-  plain text whose examples are laid out line by line.
+  plain text whose examples are laid out line by line. In such text a line that is only a section
+  title ("Input", "Sample Output 2", "Example 1:") becomes a heading and a sample's lines a code block
+  (``_plain_text_layout``); a star between letters, digits, quotes or punctuation is a character.
 - Math is recognised in ``$...$``, ``$$...$$``, ``\\(...\\)`` and ``\\[...\\]`` (and Codeforces'
   ``$$$...$$$``) before markdown could mangle it (``*``, ``_``, ``\\{`` are markdown syntax), and is
   emitted as escaped TeX inside ``<span class="math math-inline">\\(...\\)</span>`` (or ``math-display``
@@ -46,7 +48,7 @@ from pygments.token import STANDARD_TYPES, Number, Punctuation, Text
 from pygments.util import ClassNotFound
 
 #: bump when the statement HTML changes shape, so cached renderings are not reused
-RENDER_VERSION = 1
+RENDER_VERSION = 2
 #: statements longer than this are shown as escaped text in a <pre> (a pathological import, not a statement)
 STATEMENT_MAX_CHARS = 200_000
 #: a test preview shows at most this many lines / characters; the rest is a download away
@@ -200,6 +202,56 @@ def _markdown() -> MarkdownIt:
 _CODEFORCES_MATH = re.compile(r"\$\$\$([^$\n]+?)\$\$\$")
 
 
+#: a line that is only a section title in a plain-text statement (CodeContests, AtCoder, LeetCode)
+_SECTION = re.compile(
+    r"(Input|Output|Constraints|Examples?|Example \d+|Sample Input(?: \d+)?|Sample Output(?: \d+)?|Notes?"
+    r"|Explanation|Input Format|Output Format|Interaction|Scoring|Subtasks?|Hints?|Follow[- ]up)\s*:?",
+    re.IGNORECASE,
+)
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+
+
+def _plain_text_layout(text: str) -> str:
+    """Give plain-text statements the structure their sites show: a line that is only a section title
+    ("Input", "Sample Output 2", "Example 1:", "Note") becomes a heading, and the first block of lines
+    after a sample title ("Sample Input 1", or "Input"/"Output" under "Example(s)") becomes a code
+    block, so sample data keeps its spacing in a monospace font. Fenced code is left alone."""
+    out: list[str] = []
+    lines = text.split("\n")
+    in_fence = in_examples = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if _FENCE_LINE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _SECTION.fullmatch(line.strip())
+        if match is None:
+            out.append(line)
+            i += 1
+            continue
+        title = line.strip().rstrip(":").strip()
+        lowered = title.lower()
+        if lowered.startswith("example"):
+            in_examples = True
+        elif not (lowered.startswith("sample") or lowered in ("input", "output")):
+            in_examples = False
+        out.extend(["", f"#### {title}", ""])
+        i += 1
+        if not (lowered.startswith("sample") or (in_examples and lowered in ("input", "output"))):
+            continue
+        while i < len(lines) and not lines[i].strip():
+            i += 1
+        block: list[str] = []
+        while i < len(lines) and lines[i].strip() and not _SECTION.fullmatch(lines[i].strip()):
+            block.append(lines[i])
+            i += 1
+        if block:
+            longest = max((len(run) for run in re.findall(r"`+", "\n".join(block))), default=0)
+            fence = "`" * max(3, longest + 1)
+            out.extend([fence, *block, fence, ""])
+    return "\n".join(out)
+
+
 def statement_html(text: str) -> SafeString:
     """A statement (markdown, markdown-ish text or HTML) as sanitized HTML; cached by content."""
     if not text:
@@ -217,7 +269,7 @@ def render_statement(text: str) -> str:
     """Uncached :func:`statement_html` (tests and benchmarks call it directly)."""
     if len(text) > STATEMENT_MAX_CHARS:
         return f"<pre>{escapeHtml(text)}</pre>"
-    source = _CODEFORCES_MATH.sub(r"$\1$", text)
+    source = _plain_text_layout(_CODEFORCES_MATH.sub(r"$\1$", text))
     return sanitize_html(_markdown().render(source))
 
 

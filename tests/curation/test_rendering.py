@@ -33,8 +33,8 @@ def test_it_renders_markdown_emphasis_lists_and_tables() -> None:
 
 
 def test_it_keeps_line_breaks_of_plain_text_statements() -> None:
-    html = render_statement("Example\nInput:\n4 4 6\n2 2\n\nOutput:\n3")
-    assert "4 4 6<br>\n2 2" in html  # CodeContests samples laid out line by line stay on their lines
+    html = render_statement("After the commands the matrix is:\n1 2 3 4\n1 3 3 4")
+    assert "is:<br>\n1 2 3 4<br>\n1 3 3 4" in html  # a plain-text layout stays on its lines
 
 
 def test_it_leaves_dollar_math_intact_for_katex() -> None:
@@ -133,7 +133,7 @@ def test_it_renders_a_codecontests_statement_readably() -> None:
     )
     html = render_statement(statement)
     assert "at least *** times" in html and "<hr" not in html
-    assert "Input:<br>\n4 4<br>\n2 2" in html
+    assert "<h4>Example</h4>\n<h4>Input</h4>\n<pre><code>4 4\n2 2\n</code></pre>" in html
 
 
 @pytest.mark.parametrize(
@@ -159,6 +159,31 @@ def test_written_emphasis_still_works() -> None:
 def test_sample_lines_starting_with_a_comparison_stay_text() -> None:
     html = render_statement("Input:\n< 100 No\n> 100 No\n= 3 Yes")
     assert "<blockquote>" not in html and "&lt; 100 No<br>\n&gt; 100 No<br>\n= 3 Yes" in html
+
+
+def test_section_titles_become_headings_and_samples_code_blocks() -> None:
+    html = render_statement(
+        "Find the sum.\n\nInput\nThe first line contains n.\n\nOutput\nPrint one number.\n\n"
+        "Example\nInput:\n2\n1  2\n\nOutput:\n3\n\nNote\nThe input has two numbers."
+    )
+    assert "<h4>Input</h4>\n<p>The first line contains n.</p>" in html  # the format section is prose
+    assert "<h4>Example</h4>\n<h4>Input</h4>\n<pre><code>2\n1  2\n</code></pre>" in html  # spacing kept
+    assert "<h4>Output</h4>\n<pre><code>3\n</code></pre>" in html
+    assert "<h4>Note</h4>\n<p>The input has two numbers.</p>" in html
+
+
+def test_an_atcoder_sample_is_its_first_block_and_the_explanation_stays_prose() -> None:
+    html = render_statement(
+        "Sample Input 1\n\n5\nTTAAT\n\nSample Output 1\n\nT\n\nTakahashi won three games."
+    )
+    assert "<h4>Sample Input 1</h4>\n<pre><code>5\nTTAAT\n</code></pre>" in html
+    assert "<h4>Sample Output 1</h4>\n<pre><code>T\n</code></pre>\n<p>Takahashi won three games.</p>" in html
+
+
+def test_leetcode_examples_get_headings_but_their_lines_stay_text() -> None:
+    html = render_statement("Example 1:\n\nInput: nums = [2,7]\nOutput: [0,1]\n\n```\nInput\n```")
+    assert "<h4>Example 1</h4>\n<p>Input: nums = [2,7]<br>\nOutput: [0,1]</p>" in html
+    assert "<pre><code>Input\n</code></pre>" in html  # nothing changes inside fenced code
 
 
 def test_statement_html_is_cached_by_content_and_safe_to_print() -> None:
