@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 
 from training import selectors, services
 from training.config import ConfigError
+from training.form_values import config_from_values, error_field, values_from_config
 from training.memory_plan import plan_for_config
 from training.models import Checkpoint, TrainingRun
 from webapp.input_guards import StrictJSONParser
@@ -215,8 +216,10 @@ class RunListCreate(generics.ListCreateAPIView):
 
 
 class RunConfigCheck(APIView):
-    """Validate a config without creating a run: the resolved config, the insight warnings and the per-GPU
-    memory plan (``training.memory_plan``; ``gpus``: how many GPUs FSDP shards over, default 1)."""
+    """Validate a config without creating a run: the resolved config (also as YAML and as run-form strings),
+    the insight warnings and the per-GPU memory plan (``training.memory_plan``; ``gpus``: how many GPUs
+    FSDP shards over, default 1). ``form`` (the run form's live check): ``{dotted path: string}`` parsed
+    like the form's submission, over ``config``; a 400 then names the fields (``fields``)."""
 
     permission_classes = [IsTrainer]
     parser_classes = [StrictJSONParser]  # a nested config is JSON; a form or multipart body gets 415
@@ -233,6 +236,10 @@ class RunConfigCheck(APIView):
                         help_text="training.memory_plan.MemoryPlan as a dict (components, total_bytes, fits, "
                         "advice...), or {error, model} when the model's shape is unknown."
                     ),
+                    "yaml": serializers.CharField(help_text="The resolved config as YAML."),
+                    "form": serializers.DictField(
+                        child=serializers.CharField(), help_text="The resolved config as run-form strings."
+                    ),
                 },
             )
         },
@@ -246,19 +253,47 @@ class RunConfigCheck(APIView):
         gpus = data.pop("gpus", 1)
         if isinstance(gpus, bool) or not isinstance(gpus, int) or not 1 <= gpus <= 1024:
             raise ValidationError({"gpus": [f"must be an integer from 1 to 1024, got {gpus!r}"]})
+        form = data.pop("form", None)
+        if form is not None and not (
+            isinstance(form, dict) and all(isinstance(v, str) for v in form.values())
+        ):
+            raise ValidationError({"form": ["must map dotted field paths to the strings a form submits"]})
         incoming = RunCreateSerializer(data={"name": "check", **data})
         incoming.is_valid(raise_exception=True)
+        validated = dict(incoming.validated_data)
+        if form:
+            parsed, _, field_errors = config_from_values(form)
+            if field_errors:
+                raise ValidationError({"fields": field_errors})
+            validated["config"] = _merge(dict(validated.get("config") or {}), parsed)
         try:
-            config, warnings = services.config_validate(_config_dict(incoming.validated_data))
+            config, warnings = services.config_validate(_config_dict(validated))
         except DjangoValidationError as exc:
-            raise _drf_error(exc) from exc
+            messages = (
+                exc.message_dict.get("config", exc.messages) if hasattr(exc, "error_dict") else exc.messages
+            )
+            fields = {f: m for m in messages if (f := error_field(m))}
+            raise ValidationError({"config": messages, "fields": fields}) from exc
         return Response(
             {
                 "config": config.to_dict(),
                 "warnings": with_insight_links(warnings, request),
                 "memory": plan_for_config(config, gpus),
+                "yaml": config.to_yaml(),
+                "form": values_from_config(config.to_dict()),
             }
         )
+
+
+def _merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """Nested ``changes`` over ``base`` (sections merged key by key)."""
+    out = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
 
 
 class RunDetail(generics.RetrieveAPIView):

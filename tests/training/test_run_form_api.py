@@ -95,3 +95,28 @@ def test_it_says_when_the_models_shape_is_unknown(api_as: Any, trainer: Any) -> 
         .json()["memory"]
     )
     assert "unknown model shape" in memory["error"]
+
+
+def test_it_checks_the_forms_strings_like_the_form_does(api_as: Any, trainer: Any) -> None:
+    body = {
+        "preset": "dapo",
+        "form": {"model": "tiny", "mask.probability": "0.5", "temperature.stages": "[]"},
+    }
+    response = api_as(trainer).post("/api/runs/check/", body, format="json")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["config"]["mask"]["probability"] == 0.5 and data["config"]["preset"] == "dapo"
+    assert data["form"]["mask.probability"] == "0.5" and data["form"]["clip.eps_high"] == "0.28"
+    assert "preset: dapo" in data["yaml"]
+
+
+def test_it_names_the_fields_of_invalid_form_strings(api_as: Any, trainer: Any) -> None:
+    client = api_as(trainer)
+    parse = client.post("/api/runs/check/", {"form": {"group_size": "two"}}, format="json")
+    assert parse.status_code == 400 and "must be an integer" in parse.json()["fields"]["group_size"]
+    core = client.post("/api/runs/check/", {"form": {"clip.eps_low": "2"}}, format="json")
+    assert (
+        core.status_code == 400 and "clip.eps_low must be in (0, 1)" in core.json()["fields"]["clip.eps_low"]
+    )
+    wrong = client.post("/api/runs/check/", {"form": {"max_steps": 3}}, format="json")
+    assert wrong.status_code == 400 and "form" in wrong.json()
