@@ -6,6 +6,7 @@ under torchrun each process samples its share and every process gets the whole b
 (``training.distributed``). With ``dynamic_sampling.enabled`` groups whose judged rewards are all
 equal are dropped and more prompts sampled (``training.dynamic_sampling``); refill prompts continue
 the step's global prompt positions, so their per-sample seeds never collide with the first round's.
+``Sampler.select_temperature`` runs the diversity probe of the ``diversity`` temperature policy.
 
 A ``Sampler`` is built per step from the trainer's current state (a swapped engine is used at once).
 
@@ -32,6 +33,7 @@ from training.dynamic_sampling import (
 from training.rewards import Judge, RewardResult
 from training.rollout import Completion, RolloutEngine
 from training.rollout_judge import rollout_and_judge
+from training.temperature import SelectionResult, TemperaturePolicy, probe_diversity
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,27 @@ class Sampler:
             reward_wait_s=judged.reward_wait_s,
             generated_tokens=sum(c.length for c in comps),
         )
+
+    def select_temperature(self, policy: TemperaturePolicy) -> SelectionResult:
+        """The diversity-determined temperature: probe the initial policy at each candidate T with
+        ``temperature.selection_prompts`` groups (prompts repeat when there are fewer problems; each
+        group is a fresh sample set) and let ``policy`` apply its rule."""
+        cfg = self.config
+        idx = step_prompt_indices(len(self.problems), cfg.temperature.selection_prompts, 1, cfg.seed + 7919)
+        prompts = [self.prompt_ids[i] for i in idx]
+        tokens = min(cfg.temperature.diversity_tokens, cfg.max_response_length)
+
+        def measure(t: float) -> float:
+            return probe_diversity(
+                self.engine,
+                prompts,
+                group_size=cfg.group_size,
+                temperature=t,
+                max_tokens=tokens,
+                seed=cfg.seed * 7_919 + int(t * 1000),
+            )
+
+        return policy.select(measure)
 
     def step_batch(self, step: int, temperature: float) -> StepBatch:
         """The batch step ``step`` trains on."""

@@ -48,19 +48,18 @@ from training.checkpoint import (
     write_text_atomic,
 )
 from training.config import GRPOConfig
-from training.data import encode_prompts, load_release, problem_id, step_prompt_indices
+from training.data import encode_prompts, load_release, problem_id
 from training.distributed import DistContext
 from training.heldout import HeldOutEval
 from training.insights import check_config
-from training.loss import group_advantages, shaped_rewards
-from training.masking import compute_masks
 from training.modeling import eos_token_ids, load_causal_lm, resolve_autocast, resolve_device, resolve_dtype
 from training.rewards import Judge
 from training.rollout import RolloutEngine, make_engine
 from training.schedules import learning_rate_at
-from training.step_metrics import finite_metrics, mean, sample_rows, step_metrics
+from training.step_metrics import finite_metrics, sample_rows, step_metrics
 from training.step_sampling import Sampler
-from training.temperature import TemperaturePolicy, probe_diversity
+from training.step_scoring import score_batch
+from training.temperature import TemperaturePolicy
 from training.update import ForwardSetup, policy_update
 
 logger = logging.getLogger("training")
@@ -266,23 +265,7 @@ class Trainer:
 
     def select_temperature(self) -> None:
         """Diversity-determined T: sample the initial policy at each candidate and apply the rule."""
-        cfg = self.config
-        # selection_prompts groups; with fewer problems they repeat (each group is a fresh sample set)
-        idx = step_prompt_indices(len(self.problems), cfg.temperature.selection_prompts, 1, cfg.seed + 7919)
-        prompts = [self.prompt_ids[i] for i in idx]
-        tokens = min(cfg.temperature.diversity_tokens, cfg.max_response_length)
-
-        def measure(t: float) -> float:
-            return probe_diversity(
-                self.engine,
-                prompts,
-                group_size=cfg.group_size,
-                temperature=t,
-                max_tokens=tokens,
-                seed=cfg.seed * 7_919 + int(t * 1000),
-            )
-
-        result = self.temperature_policy.select(measure)
+        result = self.sampler().select_temperature(self.temperature_policy)
         logger.info("temperature selection %s -> T=%.2f", result.measurements, result.chosen)
         if self.write_logs:
             write_text_atomic(
@@ -372,31 +355,9 @@ class Trainer:
         # This process's share of the prompts (all of them without torchrun); see training.distributed.
         positions = self.dist.prompt_positions(len(prompts), cfg.updates_per_rollout)
 
-        uniforms = np.random.default_rng([cfg.seed, step, 1]).random(len(comps)).tolist()
-        masks = compute_masks(
-            cfg.mask.policy,
-            [c.token_ids for c in comps],
-            [c.truncated for c in comps],
-            [r.verdict for r in results],
-            uniforms,
-            probability=cfg.mask.probability,
-            window=cfg.mask.repeat_window,
-            ngram_size=cfg.mask.ngram_size,
-            ngram_threshold=cfg.mask.ngram_repeat_threshold,
-            ngram_test=cfg.mask.ngram_loop_test,
-        )
-        rewards = [r.reward for r in results]
-        # DAPO's overlong shaping (off unless reward.overlong_buffer_ratio > 0): advantages see it,
-        # the logged `reward` stays the judge's so runs of every preset compare.
-        buffer = round(cfg.reward.overlong_buffer_ratio * cfg.max_response_length)
-        train_rewards = shaped_rewards(
-            rewards,
-            [c.length for c in comps],
-            cfg.max_response_length,
-            buffer,
-            cfg.reward.overlong_penalty_factor,
-        )
-        adv = group_advantages(train_rewards, g_size, [m.masked for m in masks])
+        # masks, DAPO's overlong shaping when on, advantages: training.step_scoring
+        scored = score_batch(cfg, step, comps, results)
+        masks, rewards, adv = scored.masks, scored.rewards, scored.advantages
 
         t0 = time.perf_counter()
         lr = self.learning_rate(step)
@@ -410,7 +371,7 @@ class Trainer:
             ForwardSetup(self.pad_id, self.device, self.autocast_dtype),
             prompts,
             [comps[i] for i in mine],
-            [train_rewards[i] for i in mine],
+            [scored.train_rewards[i] for i in mine],
             [masks[i] for i in mine],
             [adv.advantages[i] for i in mine],
             temperature,
@@ -438,14 +399,7 @@ class Trainer:
         metrics.update(update)
         if batch.filled is not None:
             metrics.update(batch.filled.metrics())
-        if buffer > 0:
-            metrics["reward/overlong_penalty"] = mean(
-                [
-                    t - r
-                    for t, r in zip(train_rewards, rewards, strict=True)
-                    if t is not None and r is not None
-                ]
-            )
+        metrics.update(scored.metrics())
         metrics.update(
             {
                 "rollout/tokens_per_s": (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from training.dynamic_sampling import fill_batch, has_signal, refill_count, refill_indices
 
 # A group here is just its rewards.
-MIXED = (1.0, 0.0, 0.0, 1.0)
-ALL_WRONG = (0.0, 0.0, 0.0, 0.0)
-ALL_RIGHT = (1.0, 1.0, 1.0, 1.0)
+MIXED: tuple[float, ...] = (1.0, 0.0, 0.0, 1.0)
+ALL_WRONG: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
+ALL_RIGHT: tuple[float, ...] = (1.0, 1.0, 1.0, 1.0)
 
 
 def test_a_group_has_signal_only_when_its_valid_rewards_differ() -> None:
