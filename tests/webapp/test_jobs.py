@@ -434,3 +434,49 @@ def test_a_runs_progress_also_moves_its_sweep(trainer: Any, sweep: Any) -> None:
         "started",
         "66.7 %: 2 / 3 runs ended",
     ]
+
+
+# ---------------------------------------------------------------------------------------------- API
+
+
+def test_the_api_lists_jobs_with_the_same_filters(
+    api_as: Any, trainer: Any, every_kind: dict[str, Any]
+) -> None:
+    body = api_as(trainer).get("/api/jobs/?status=running&mine=1").json()
+    assert body["count"] == 2
+    assert [(r["key"], r["can_cancel"]) for r in body["results"]] == [
+        (f"training-{every_kind['training'].pk}", True),
+        (f"model_evaluation-{every_kind['model_evaluation'].pk}", True),
+    ]
+    assert api_as(trainer).get("/api/jobs/?kind=nope").status_code == 400
+
+
+def test_the_api_needs_a_role(client: Any, api_as: Any, outsider: Any) -> None:
+    assert client.get("/api/jobs/").status_code in (401, 403)
+    assert api_as(outsider).get("/api/jobs/").status_code == 403
+
+
+def test_the_api_shows_one_job_with_its_log(api_as: Any, viewer: Any, trainer: Any) -> None:
+    run = _run(trainer, status="running", last_step=4)
+    job_changed(run)
+    body = api_as(viewer).get(f"/api/jobs/training/{run.pk}/").json()
+    assert (body["percent"], body["can_cancel"]) == (20.0, False)
+    assert [line["message"] for line in body["log"]] == ["started", "20 %: 4 / 20 steps"]
+    assert api_as(viewer).get("/api/jobs/training/999999/").status_code == 404
+
+
+def test_the_api_cancels_by_the_owner_rule(api_as: Any, viewer: Any, trainer: Any, curator: Any) -> None:
+    run = _run(trainer)
+    assert api_as(viewer).post(f"/api/jobs/training/{run.pk}/cancel/").status_code == 403
+    response = api_as(trainer).post(f"/api/jobs/training/{run.pk}/cancel/")
+    assert (response.status_code, response.json()["status"]) == (200, "cancelled")
+    batch = ImportBatch.objects.create(format="jsonl", filename="a", path="/a", user=curator)
+    assert api_as(curator).post(f"/api/jobs/import/{batch.pk}/cancel/").status_code == 409
+
+
+def test_the_list_fragment_is_the_rows_alone_for_a_reconnecting_page(
+    client_as: Any, viewer: Any, every_kind: dict[str, Any]
+) -> None:
+    html = client_as(viewer).get(reverse("jobs:list") + "?kind=training&fragment=rows").content.decode()
+    assert html.lstrip().startswith("<tr") and "<html" not in html
+    assert f'data-job="training-{every_kind["training"].pk}"' in html
