@@ -28,4 +28,5 @@ urlpatterns = [
     path("api/", include("training.api_sweeps")),  # before training.api: runs/compare/ is not a run id
     path("api/", include("training.api")),
     path("api/", include("training.api_evaluations")),
+    path("api/", include("webapp.jobs_api")),
 ]
