@@ -15,7 +15,8 @@ Presets (``training.presets``: ``grpo``, ``dapo``, ``microcoder``) are starting 
 file with ``preset: NAME`` (or ``load_config(..., preset=NAME)``) gets the preset's values first, then
 its own values, then the overrides, so every field can still be changed.
 
-Layout: the section dataclasses live in ``training.config_sections``, the tree ``GRPOConfig`` in
+Layout: the section dataclasses live in ``training.config_sections`` (the method's) and
+``training.config_run_sections`` (dataset, rollout, prompt, evaluation), the tree ``GRPOConfig`` in
 ``training.config_schema``; this module loads and overrides configs, lists the fields for the UI and
 re-exports every public name, so ``from training.config import ...`` is the one import path.
 
@@ -34,16 +35,13 @@ from typing import Any, Literal
 
 import yaml
 
+from training.config_run_sections import DatasetConfig, EvalConfig, PromptConfig, RolloutConfig
 from training.config_schema import DynamicSamplingConfig, GRPOConfig, _to_plain
 from training.config_sections import (
     ClipConfig,
     ConfigError,
-    DatasetConfig,
-    EvalConfig,
     MaskConfig,
-    PromptConfig,
     RewardConfig,
-    RolloutConfig,
     TemperatureConfig,
     TemperatureStage,
 )

@@ -14,14 +14,11 @@ from typing import Any, Literal
 
 import yaml
 
+from training.config_run_sections import DatasetConfig, EvalConfig, PromptConfig, RolloutConfig
 from training.config_sections import (
     ClipConfig,
-    DatasetConfig,
-    EvalConfig,
     MaskConfig,
-    PromptConfig,
     RewardConfig,
-    RolloutConfig,
     TemperatureConfig,
     _help,
     _require,
