@@ -37,6 +37,7 @@ from rest_framework.views import APIView
 from curation.export import iter_jsonl, write_parquet
 from curation.models import DatasetRelease, Difficulty, ImportBatch, IOMode, Problem, Stage
 from curation.selectors import import_batch_list, problem_detail, release_list, tag_filter
+from curation.selectors_search import problem_search
 from curation.serializers import (
     ImportBatchDetailSerializer,
     ImportBatchSerializer,
@@ -58,6 +59,11 @@ class StandardPagination(PageNumberPagination):
 
 
 class ProblemFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(
+        method="filter_search",
+        help_text="Search title and statement (PostgreSQL full-text search, web-search syntax: words, "
+        '"a phrase", -excluded; results ranked by relevance unless `ordering` is given).',
+    )
     platform = django_filters.CharFilter(field_name="platform__name", help_text="Platform key, e.g. leetcode.")
     difficulty = django_filters.ChoiceFilter(
         choices=[(value, label) for value, label in Difficulty.choices if value] + [("unknown", "unknown")],
@@ -71,7 +77,10 @@ class ProblemFilter(django_filters.FilterSet):
 
     class Meta:
         model = Problem
-        fields = ["platform", "difficulty", "stage", "io_mode", "tag", "contest_date_from", "contest_date_to"]
+        fields = ["q", "platform", "difficulty", "stage", "io_mode", "tag", "contest_date_from", "contest_date_to"]
+
+    def filter_search(self, queryset: Any, name: str, value: str) -> Any:
+        return problem_search(queryset, value)
 
     def filter_difficulty(self, queryset: Any, name: str, value: str) -> Any:
         return queryset.filter(difficulty="" if value == "unknown" else value)
@@ -92,6 +101,13 @@ class ProblemList(generics.ListAPIView):
 
     def get_queryset(self) -> Any:
         return Problem.objects.list_fields()
+
+    def filter_queryset(self, queryset: Any) -> Any:
+        """Searches come back best match first (ties by id) unless the request names an ``ordering``."""
+        queryset = super().filter_queryset(queryset)
+        if self.request.query_params.get("q", "").strip() and not self.request.query_params.get("ordering"):
+            queryset = queryset.order_by("-rank", "id")
+        return queryset
 
 
 class ProblemDetail(generics.RetrieveAPIView):

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from curation.forms_difficulty import ReviewQueueForm, VerdictForm
 from curation.models import REASON_CODES, ReviewItem, ReviewQueue, ReviewVerdict, Verdict
+from curation.rendering import statement_html
 from curation.selectors import problem_sample_tests
 from curation.selectors_review import (
     disputed_items,
@@ -82,6 +83,7 @@ def review_view(request: HttpRequest, pk: int) -> HttpResponse:
     mine_done = ReviewVerdict.objects.filter(item__queue=queue, reviewer=request.user).count()
     return render(request, "curation/review/review.html", {
         "queue": queue, "item": item, "problem": item.problem, "mine": mine, "stats": stats,
+        "statement": statement_html(item.problem.statement),
         "mine_done": mine_done, "total": queue.sample_size,
         "form": VerdictForm(initial={"reason_codes": mine.reason_codes if mine else [], "note": mine.note if mine else ""}),
         "samples": problem_sample_tests(problem=item.problem, limit=2),

@@ -13,6 +13,7 @@ from curation.models import Calibration, PassRateSet, Problem, ReviewQueue, Scor
 from curation.services import release_create
 from curation.services.review import review_queue_create, review_verdict_submit
 
+from .conftest import make_record
 from .difficulty_support import catalogue, scored
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +115,18 @@ def test_it_refuses_a_viewer_every_form_of_the_review_pages(import_records: Any,
 def test_it_links_the_new_pages_from_the_nav(client_as: Any, viewer: Any) -> None:
     html = client_as(viewer).get("/curation/problems/").content.decode()
     assert 'href="/curation/scorings/"' in html and 'href="/curation/review/"' in html
+
+
+def test_the_review_page_shows_the_statement_rendered_and_sanitized(import_records: Any, client_as: Any,
+                                                                   curator: Any) -> None:
+    statement = ("Given $n$ numbers, print their **sum**.\n\n<script>alert(1)</script>\n\n"
+                 "Constraints: $1 \\le n \\le 10^5$.")
+    import_records([make_record("sum", statement=statement)])
+    release = release_create(name="r", filter_spec={})
+    queue = review_queue_create(name="q", release_id=release.pk, sample_size=1, double_review_share=0.0)
+    html = client_as(curator).get(f"/curation/review/{queue.pk}/review/").content.decode()
+    statement_html = html[html.index('id="statement"'):html.index("</section>", html.index('id="statement"'))]
+    assert "<strong>sum</strong>" in statement_html
+    assert 'class="math' in statement_html and "katex.min.js" in html
+    assert "<script>" not in statement_html  # the sanitizer dropped it (at most escaped text remains)
+    assert "<script>alert" not in html

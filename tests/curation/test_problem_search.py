@@ -276,3 +276,19 @@ def test_a_missing_test_or_part_is_not_found(big_test_problem: Problem, viewer: 
     )
     output = client.get(reverse("curation:problem-test-download", args=[big_test_problem.pk, 0, "output"]))
     assert output.content == b"1\n"
+
+
+@postgres_only
+def test_the_api_searches_too_best_match_first_unless_ordered(library: Any, viewer: Any, client_as: Any) -> None:
+    client = client_as(viewer)
+
+    def api_ids(params: dict[str, str]) -> list[str]:
+        response = client.get("/api/problems/", params)
+        assert response.status_code == 200, response.content
+        return [row["external_id"] for row in response.json()["results"]]
+
+    assert api_ids({"q": "shortest path"})[:2] == ["title", "trees"]
+    assert set(api_ids({"q": "shortest path -tree"})) == {"title", "body"}
+    ordered = api_ids({"q": "shortest path", "ordering": "-id"})
+    assert ordered == sorted(ordered, key=lambda e: -Problem.objects.get(external_id=e).pk)
+    assert api_ids({"q": "shortest path", "difficulty": "easy"}) == ["body"]
