@@ -24,6 +24,20 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 SCREENSHOT = "/tmp/jobs_list.png"
 
 
+@pytest.fixture(autouse=True)
+def _csp_enforced(settings: Any) -> None:
+    """These pages' scripts run under the enforced policy (nonce'd inline scripts, no handlers)."""
+    from webapp import settings as project_settings
+
+    settings.CONTENT_SECURITY_POLICY = project_settings._csp_policy
+
+
+def _violations(page: Any) -> list[str]:
+    found: list[str] = []
+    page.on("console", lambda m: found.append(m.text) if "Content Security Policy" in m.text else None)
+    return found
+
+
 @pytest.fixture
 def upload(tmp_path: Path) -> Path:
     rows = [make_record(f"up{i}").to_export_dict() for i in range(6)]
@@ -44,6 +58,7 @@ def test_an_upload_shows_its_progress_live_and_ends_on_the_per_row_report(
     )  # the test is the worker
     page = page_as(curator)
     jobs = page_as(curator)
+    page_violations, jobs_violations = _violations(page), _violations(jobs)
     jobs.goto(f"{asgi_server.url}/jobs/?kind=import")
     jobs.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
 
@@ -101,6 +116,7 @@ def test_an_upload_shows_its_progress_live_and_ends_on_the_per_row_report(
     log.goto(f"{asgi_server.url}/jobs/import/{batch_id}/")
     assert "succeeded after 6 / 6 rows" in log.text_content("#job-log")
     jobs.screenshot(path=SCREENSHOT, full_page=True)
+    assert page_violations == [] and jobs_violations == []
 
 
 def test_a_viewer_sees_no_cancel_control_and_a_trainer_cancels_from_the_list(
@@ -117,9 +133,12 @@ def test_a_viewer_sees_no_cancel_control_and_a_trainer_cancels_from_the_list(
     owner = page_as(trainer)
     owner.goto(f"{asgi_server.url}/jobs/?kind=training")
     owner.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
+    questions: list[str] = []
+    owner.on("dialog", lambda dialog: (questions.append(dialog.message), dialog.accept()))
     owner.click(f'tr[data-job="training-{run.pk}"] form.job-cancel button')
     owner.wait_for_selector(f'tr[data-job="training-{run.pk}"][data-status="cancelled"]')
     run.refresh_from_db()
     assert run.status == "cancelled"
+    assert questions == [f"Cancel training run #{run.pk} (tiny-run)?"]
     # the viewer's list followed live
     seen.wait_for_selector(f'tr[data-job="training-{run.pk}"][data-status="cancelled"]')

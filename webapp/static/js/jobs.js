@@ -46,6 +46,7 @@
     form.method = "post";
     form.action = d.log_url + "cancel/";
     form.className = "inline job-cancel";
+    form.dataset.confirm = "Cancel " + d.kind_label.toLowerCase() + " #" + d.id + " (" + d.title.slice(0, 60) + ")?";
     [["csrfmiddlewaretoken", table.dataset.csrf], ["next", table.dataset.next]].forEach(function (kv) {
       var input = document.createElement("input");
       input.type = "hidden"; input.name = kv[0]; input.value = kv[1];
