@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from training.masking import WRONG_VERDICTS
+from training.metrics_names import METRICS
 from training.trainer import Trainer
 
 pytest.importorskip("evaluator.runner")
@@ -36,6 +37,8 @@ def _run(trainer: Trainer) -> tuple[Seen, Rows]:
         trainer.train()
     finally:
         trainer.close()
+    for _, metrics in seen:  # every emitted name is in the one documented list
+        assert set(metrics) <= set(METRICS), set(metrics) - set(METRICS)
     return seen, rows
 
 
