@@ -110,3 +110,11 @@ def test_it_links_each_warning_of_the_api_to_its_insight(api_as: Any, trainer: A
     warning = next(w for w in response.json()["warnings"] if w["field"] == "kl_coef")
     assert warning["insight_urls"][0].endswith("/training/insights/#insight-KL-1")
     assert warning["insight_urls"][0].startswith("http")
+
+
+def test_it_links_the_run_pages_warnings_to_the_insights(
+    client_as: Any, viewer: Any, trainer: Any, dataset: str
+) -> None:
+    run = _run("with kl", dataset, trainer, kl_coef=0.1)
+    html = client_as(viewer).get(reverse("training:run-detail", args=[run.pk])).content.decode()
+    assert 'href="/training/insights/#insight-KL-1"' in html
