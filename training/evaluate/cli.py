@@ -24,7 +24,7 @@ from typing import Any
 
 from training.evaluate.contamination import contamination_report
 from training.evaluate.passk import format_summary
-from training.evaluate.problems import load_rows
+from training.evaluate.problems import load_rows, select_problems
 from training.evaluate.results import ProblemResult, SampleResult
 from training.evaluate.runner import evaluate
 from training.evaluate.settings import CHECKERS, EvalSettings, parse_date
@@ -119,7 +119,10 @@ def _run(args: argparse.Namespace, settings: EvalSettings) -> int:
     if sys.stderr.isatty():
         from tqdm import tqdm
 
-        bar = tqdm(total=None, unit="sample", file=sys.stderr, desc="evaluate")
+        kept = select_problems(
+            rows, after=settings.after, contamination=report, exclude_contaminated=args.exclude_contaminated
+        )[0]
+        bar = tqdm(total=len(kept) * settings.k, unit="sample", file=sys.stderr, desc="evaluate")
 
     def on_sample(_key: str, _sample: SampleResult) -> None:
         if bar is not None:
