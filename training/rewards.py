@@ -6,7 +6,8 @@
   undecidable, not wrong, which matters for the truncation mask. Qwen3 ``<think>`` sections are
   dropped first (drafts inside them are not the answer).
 - ``score_completions``: one evaluator case per answer, all judged in one ``judge_batch`` call; the
-  verdict becomes a reward through ``evaluator.reward_from_verdict``. An infrastructure error (IE)
+  verdict becomes a reward through ``evaluator.reward_from_verdict``. Identical programs for the same
+  problem are judged once (GRPO groups often repeat a response). An infrastructure error (IE)
   gives ``reward=None``: the trainer leaves such samples out of the loss and of the group statistics
   and reports their share as ``eval/infra_error_rate``. A completion without an answer gets the
   verdict ``NA`` and reward 0 without being judged.
@@ -16,6 +17,7 @@ This module imports nothing from Django; the evaluator is imported lazily so tes
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -109,8 +111,9 @@ def build_case(
     smaller; assert-style tests are mapped to the evaluator's form by ``evaluator_tests``."""
     mode = _get(problem, "io_mode", "stdin")
     caps = [c for c in (max_tests, _release_test_cap(problem)) if c]
-    tests, own_checker = evaluator_tests(problem_tests(problem, min(caps) if caps else None),
-                                         _get(problem, "checker", None))
+    tests, own_checker = evaluator_tests(
+        problem_tests(problem, min(caps) if caps else None), _get(problem, "checker", None)
+    )
     case: dict[str, Any] = {
         "id": case_id,
         "mode": mode,
@@ -137,6 +140,11 @@ class RewardResult:
     has_code: bool
 
 
+def case_key(case: Mapping[str, Any]) -> str:
+    """Identity of an evaluator case for reuse: everything but its id (program, tests, limits, checker)."""
+    return json.dumps({k: v for k, v in case.items() if k != "id"}, sort_keys=True, default=str)
+
+
 def _default_judge() -> Judge:
     from evaluator import judge_batch
 
@@ -157,8 +165,12 @@ def score_completions(
     *,
     judge: Judge | None = None,
     reward_from_verdict: Callable[..., float | None] | None = None,
+    verdict_cache: dict[str, Mapping[str, Any]] | None = None,
 ) -> list[RewardResult]:
-    """Judge every completion against its problem (``problems[i]`` for ``completions[i]``) in one batch."""
+    """Judge every completion against its problem (``problems[i]`` for ``completions[i]``) in one batch.
+
+    Identical (problem, program) cases are judged once; ``verdict_cache`` (``case_key`` -> verdict)
+    carries verdicts across calls (infrastructure errors are never cached)."""
     if not (len(problems) == len(completions) == len(truncated)):
         raise ValueError("problems, completions and truncated must have the same length")
     judge = judge or _default_judge()
@@ -169,14 +181,27 @@ def score_completions(
         for i, (p, code) in enumerate(zip(problems, codes))
         if code is not None
     ]
-    verdicts: dict[str, Mapping[str, Any]] = {}
-    if cases:
+    # Identical programs for the same problem (common inside a GRPO group) are judged once; with a
+    # ``verdict_cache`` also across calls (one step's overlapped judge calls share one).
+    known: dict[str, Mapping[str, Any]] = verdict_cache if verdict_cache is not None else {}
+    keys = {case["id"]: case_key(case) for case in cases}
+    to_judge: dict[str, dict[str, Any]] = {}
+    for case in cases:
+        key = keys[case["id"]]
+        if key not in known and key not in to_judge:
+            to_judge[key] = case
+    if to_judge:
+        batch = list(to_judge.values())
         # Fraction rewards need every test run; pass/fail can stop at the first failing test.
-        results = judge(cases, workers=config.workers, stop_on_first_failure=config.mode == "pass_fail")
-        if len(results) != len(cases):
-            raise RuntimeError(f"judge returned {len(results)} verdicts for {len(cases)} cases")
-        for case, result in zip(cases, results):
-            verdicts[case["id"]] = result
+        results = judge(batch, workers=config.workers, stop_on_first_failure=config.mode == "pass_fail")
+        if len(results) != len(batch):
+            raise RuntimeError(f"judge returned {len(results)} verdicts for {len(batch)} cases")
+        fresh = dict(zip(to_judge, results))
+        # An infrastructure error is not a property of the program: never reused from the cache.
+        known.update({k: v for k, v in fresh.items() if str(v.get("verdict", "IE")) != "IE"})
+    else:
+        fresh = {}
+    verdicts = {cid: fresh[key] if key in fresh else known[key] for cid, key in keys.items()}
     out = []
     for i, code in enumerate(codes):
         if code is None:
@@ -197,4 +222,12 @@ def score_completions(
     return out
 
 
-__all__ = ["NO_ANSWER", "RewardResult", "build_case", "extract_code", "problem_tests", "score_completions"]
+__all__ = [
+    "NO_ANSWER",
+    "RewardResult",
+    "build_case",
+    "case_key",
+    "extract_code",
+    "problem_tests",
+    "score_completions",
+]

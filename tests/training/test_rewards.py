@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -87,8 +88,14 @@ def test_a_release_training_cap_limits_the_tests_sent_to_the_judge() -> None:
 
 def test_assert_style_tests_reach_the_judge_in_its_assert_form() -> None:
     problem = ProblemRecord(
-        platform="humaneval", external_id="HumanEval/0", title="inc", statement="Increment.", io_mode="call",
-        fn_name="inc", checker={"kind": "assert"}, tests=[TestRecord("", "assert inc(1) == 2")],
+        platform="humaneval",
+        external_id="HumanEval/0",
+        title="inc",
+        statement="Increment.",
+        io_mode="call",
+        fn_name="inc",
+        checker={"kind": "assert"},
+        tests=[TestRecord("", "assert inc(1) == 2")],
     )
     case = build_case(problem, "def inc(x):\n    return x + 1\n", case_id="0")
     assert case["tests"] == [{"input": "", "output": "", "assert": "assert inc(1) == 2"}]
@@ -165,3 +172,45 @@ def test_fraction_mode_with_the_real_evaluator_gives_the_share_of_tests_passed()
     pytest.importorskip("evaluator.runner")
     (result,) = score_completions([ECHO], ["print(5)"], [False], RewardConfig(mode="fraction", workers=1))
     assert result.reward == pytest.approx(0.5) and (result.passed, result.total) == (1, 2)
+
+
+def test_identical_programs_for_the_same_problem_are_judged_once() -> None:
+    judge = _fake_judge(["AC", "WA", "AC"])
+    other = dataclasses.replace(ECHO, tests=[TestRecord(input="9\n", output="9\n", public=True)])
+    out = score_completions(
+        [ECHO, ECHO, other, ECHO],
+        ["print(1)", "print(1)", "print(1)", "print(2)"],
+        [False] * 4,
+        RewardConfig(),
+        judge=judge,
+        reward_from_verdict=_reward,
+    )
+    # (ECHO, print(1)) once, (other, print(1)) and (ECHO, print(2)) once each.
+    assert judge.calls == [{"n": 3, "stop": True}]
+    assert [r.verdict for r in out] == ["AC", "AC", "WA", "AC"]
+
+
+def test_a_verdict_cache_carries_across_calls_but_never_keeps_an_infrastructure_error() -> None:
+    cache: dict[str, Any] = {}
+    first = _fake_judge(["AC", "IE"])
+    score_completions(
+        [ECHO, ECHO],
+        ["print(1)", "print(2)"],
+        [False, False],
+        RewardConfig(),
+        judge=first,
+        reward_from_verdict=_reward,
+        verdict_cache=cache,
+    )
+    second = _fake_judge(["WA"])
+    out = score_completions(
+        [ECHO, ECHO],
+        ["print(1)", "print(2)"],
+        [False, False],
+        RewardConfig(),
+        judge=second,
+        reward_from_verdict=_reward,
+        verdict_cache=cache,
+    )
+    assert second.calls == [{"n": 1, "stop": True}]  # print(1) reused; print(2) judged again after IE
+    assert [r.verdict for r in out] == ["AC", "WA"]

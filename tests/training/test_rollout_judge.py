@@ -1,4 +1,4 @@
-"""rollout_and_judge: finished groups are judged while later groups generate, with the same results."""
+"""rollout_and_judge: finished samples (or groups) are judged while later ones generate, same results."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from training.rollout_judge import rollout_and_judge
 
 RIGHT = "```python\nprint(1)\n```"
 WRONG = "```python\nprint(2)\n```"
-PROBLEMS = [{"io_mode": "stdin", "tests": [{"input": "", "output": "1\n"}]} for _ in range(4)]
+PROBLEMS = [{"io_mode": "stdin", "tests": [{"input": f"{k}\n", "output": "1\n"}]} for k in range(4)]
 PROMPTS = [[1, 2], [3], [4, 5, 6], [7]]
 
 
@@ -38,6 +38,10 @@ class FakeJudge:
         ]
 
 
+def _distinct(out: Any) -> int:
+    return len({(c.prompt_index, t) for c, t in zip(out.completions, out.texts)})
+
+
 def _run(
     engine: ScriptedEngine, judge: FakeJudge, *, overlap: bool = True, seeds: list[int] | None = None
 ) -> Any:
@@ -58,17 +62,54 @@ def _run(
     )
 
 
-def test_judging_starts_on_the_first_groups_while_later_ones_still_generate() -> None:
+def test_judging_starts_on_the_first_samples_while_later_ones_still_generate() -> None:
     engine = ScriptedEngine([script_tokens(RIGHT), script_tokens(WRONG)])
     judge = FakeJudge(engine)
-    # Group 2 is generated only once the judge has started on an earlier group.
+    # Group 2 is generated only once the judge has started on an earlier sample.
     engine.before_group = lambda i: None if i < 2 else judge.started.wait(timeout=10)
     out = _run(engine, judge)
     assert judge.calls[0][1], "the first judge call came after generation had finished"
-    assert out.groups_judged_early >= 1
-    assert sum(cases for cases, _ in judge.calls) == 12  # every sample judged exactly once
-    assert engine.calls[0].reported == [0, 1, 2, 3]
+    assert out.samples_judged_early >= 1
+    # Every distinct (problem, program) judged exactly once; repeats inside a group reuse the verdict.
+    assert sum(cases for cases, _ in judge.calls) == _distinct(out)
+    assert len(out.results) == 12 and _distinct(out) < 12
     assert 0.0 <= out.reward_wait_s and out.reward_s >= 0.0 and out.generate_s > 0.0
+
+
+class GroupsOnly(ScriptedEngine):
+    """An engine with the RolloutEngine contract alone (no on_sample): judged group by group."""
+
+    def generate(  # type: ignore[override]
+        self,
+        prompts: list[list[int]],
+        *,
+        n: int,
+        temperature: float,
+        max_new_tokens: int,
+        seed: int,
+        sample_seeds: Sequence[int] | None = None,
+        on_group: Any = None,
+    ) -> Any:
+        return super().generate(
+            prompts,
+            n=n,
+            temperature=temperature,
+            max_new_tokens=max_new_tokens,
+            seed=seed,
+            sample_seeds=sample_seeds,
+            on_group=on_group,
+        )
+
+
+def test_an_engine_with_on_group_only_is_judged_group_by_group_during_generation() -> None:
+    engine = GroupsOnly([script_tokens(RIGHT), script_tokens(WRONG)])
+    judge = FakeJudge(engine)
+    engine.before_group = lambda i: None if i < 2 else judge.started.wait(timeout=10)
+    out = _run(engine, judge)
+    first_cases, running = judge.calls[0]
+    assert running and first_cases <= 6  # whole groups (0, maybe 1) while generation still ran
+    assert engine.calls[0].reported == [0, 1, 2, 3]
+    assert out.samples_judged_early >= 3 and sum(cases for cases, _ in judge.calls) == _distinct(out)
 
 
 def test_overlapped_results_equal_judging_the_whole_batch_afterwards() -> None:
@@ -82,15 +123,15 @@ def test_overlapped_results_equal_judging_the_whole_batch_afterwards() -> None:
     assert [c.prompt_index for c in a.completions] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
     assert a.texts == b.texts and a.results == b.results
     assert [r.reward for r in a.results] == [[1.0, 0.0, 0.0][s % 3] for s in seeds]
-    assert b.reward_wait_s >= b.reward_s and b.groups_judged_early == 0
+    assert b.reward_wait_s >= b.reward_s and b.samples_judged_early == 0
 
 
 def test_an_engine_that_never_reports_groups_is_judged_after_generation() -> None:
-    engine = ScriptedEngine([script_tokens(RIGHT)], report_groups=False)
+    engine = ScriptedEngine([script_tokens(RIGHT)], report_groups=False, report_samples=False)
     judge = FakeJudge(engine)
     out = _run(engine, judge)
-    assert [(cases, running) for cases, running in judge.calls] == [(12, False)]
-    assert out.groups_judged_early == 0 and all(r.reward == 1.0 for r in out.results)
+    assert [(cases, running) for cases, running in judge.calls] == [(4, False)]  # 4 problems, 1 program
+    assert out.samples_judged_early == 0 and all(r.reward == 1.0 for r in out.results)
 
 
 def test_a_judge_error_reaches_the_caller() -> None:
@@ -102,7 +143,7 @@ def test_a_judge_error_reaches_the_caller() -> None:
 
 
 def test_a_group_reported_twice_or_a_short_batch_is_an_error() -> None:
-    class Twice(ScriptedEngine):
+    class Twice(GroupsOnly):
         def generate(self, prompts: list[list[int]], **kw: Any) -> Any:
             on_group = kw.pop("on_group")
             out = super().generate(prompts, on_group=on_group, **kw)
@@ -118,7 +159,7 @@ def test_a_group_reported_twice_or_a_short_batch_is_an_error() -> None:
             return super().generate(prompts, **kw)[:-1]
 
     with pytest.raises(RuntimeError, match="returned 11 samples"):
-        engine = Short([script_tokens(RIGHT)], report_groups=False)
+        engine = Short([script_tokens(RIGHT)], report_groups=False, report_samples=False)
         _run(engine, FakeJudge(engine))
     with pytest.raises(ValueError, match="4 prompts but 3 problems"):
         rollout_and_judge(

@@ -94,6 +94,7 @@ def test_on_group_reports_each_group_once_in_sample_order_during_generation(
     forwards = [0]
     hook = model.register_forward_hook(lambda *_: forwards.__setitem__(0, forwards[0] + 1))
     reported: list[tuple[int, list[Completion], int]] = []
+    samples: list[tuple[int, Completion]] = []
     try:
         out = _engine(policy, batch_size=2).generate(
             PROMPTS,
@@ -102,9 +103,12 @@ def test_on_group_reports_each_group_once_in_sample_order_during_generation(
             max_new_tokens=8,
             seed=3,
             on_group=lambda i, comps: reported.append((i, comps, forwards[0])),
+            on_sample=lambda row, comp: samples.append((row, comp)),
         )
     finally:
         hook.remove()
+    assert sorted(row for row, _ in samples) == list(range(8))
+    assert all(out[row] is comp for row, comp in samples)
     assert sorted(i for i, _, _ in reported) == [0, 1, 2, 3]
     for i, comps, _ in reported:
         assert comps == out[i * 2 : i * 2 + 2] and all(c.prompt_index == i for c in comps)

@@ -11,6 +11,9 @@ on_group=None)``:
 - ``on_group(prompt_index, completions)`` is called, in the caller's thread, as soon as all n samples
   of prompt ``prompt_index`` are finished, so judging can start while later groups still generate.
   ``GroupTracker`` does the bookkeeping for an engine that learns about samples one at a time.
+- An engine may also accept ``on_sample(row, completion)`` (not required by the protocol; the
+  transformers engine does): called the moment each response is finished. ``rollout_and_judge`` uses
+  it when offered, since a group finishes only when its longest response does.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ import torch
 
 #: ``on_group(prompt_index, that prompt's n completions)``.
 GroupCallback = Callable[[int, list["Completion"]], None]
+#: ``on_sample(row, completion)``: an engine-specific extension (the transformers engine offers it), row
+#: ``i * n + j`` of the prompt-major output, called the moment that response is finished.
+SampleCallback = Callable[[int, "Completion"], None]
 
 
 @dataclass(frozen=True)
@@ -87,9 +93,12 @@ class GroupTracker:
     """Collects finished samples (in any order) and calls ``on_group`` once a prompt has all n, with
     them in sample order (row ``i * n + j`` of the prompt-major output)."""
 
-    def __init__(self, n: int, on_group: GroupCallback | None) -> None:
+    def __init__(
+        self, n: int, on_group: GroupCallback | None, on_sample: SampleCallback | None = None
+    ) -> None:
         self.n = n
         self.on_group = on_group
+        self.on_sample = on_sample
         self.groups: dict[int, dict[int, Completion]] = {}
 
     def add(self, row: int, completion: Completion) -> None:
@@ -97,8 +106,17 @@ class GroupTracker:
         if row in group:
             raise RuntimeError(f"sample row {row} finished twice")
         group[row] = completion
+        if self.on_sample is not None:
+            self.on_sample(row, completion)
         if len(group) == self.n and self.on_group is not None:
             self.on_group(completion.prompt_index, [group[r] for r in sorted(group)])
 
 
-__all__ = ["Completion", "GroupCallback", "GroupTracker", "RolloutEngine", "resolve_sample_seeds"]
+__all__ = [
+    "Completion",
+    "GroupCallback",
+    "GroupTracker",
+    "RolloutEngine",
+    "SampleCallback",
+    "resolve_sample_seeds",
+]

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 
 import torch
 
-from training.rollout.base import Completion, GroupCallback, GroupTracker, resolve_sample_seeds
+from training.rollout.base import (
+    Completion,
+    GroupCallback,
+    GroupTracker,
+    SampleCallback,
+    resolve_sample_seeds,
+)
 
 
 @dataclass
@@ -48,6 +54,7 @@ class ScriptedEngine:
         eos_id: int = 0,
         group_seconds: float = 0.0,
         report_groups: bool = True,
+        report_samples: bool = True,
         before_group: Callable[[int], None] | None = None,
     ) -> None:
         if not responses:
@@ -56,6 +63,7 @@ class ScriptedEngine:
         self.eos_id = eos_id
         self.group_seconds = group_seconds
         self.report_groups = report_groups
+        self.report_samples = report_samples
         self.before_group = before_group
         self.calls: list[GenerateCall] = []
         self.synced = 0
@@ -71,6 +79,7 @@ class ScriptedEngine:
         seed: int,
         sample_seeds: Sequence[int] | None = None,
         on_group: GroupCallback | None = None,
+        on_sample: SampleCallback | None = None,
     ) -> list[Completion]:
         seeds = resolve_sample_seeds(seed, len(prompts), n, sample_seeds)
         call = GenerateCall(
@@ -89,7 +98,9 @@ class ScriptedEngine:
             if on_group is not None:
                 on_group(prompt_index, comps)
 
-        tracker = GroupTracker(n, report if self.report_groups else None)
+        tracker = GroupTracker(
+            n, report if self.report_groups else None, on_sample if self.report_samples else None
+        )
         out: list[Completion] = []
         for i in range(len(prompts)):
             if self.before_group is not None:

@@ -9,8 +9,8 @@ answers. Sampling draws from softmax(logits / T) exactly (no top-k / top-p), the
 GRPO ratio assumes. Every sample (row) has its own seed and generator (``sample_seeds``, else derived
 from ``seed``), so a sample depends only on its seed and the weights: not on the batch it shares, the
 chunking (``batch_size``), when finished rows are dropped, or how many processes split the prompts.
-``on_group`` is called as soon as all n samples of a prompt are finished, from inside the decode loop,
-so a caller can judge them while later groups are still generating.
+``on_sample`` is called the moment each response ends and ``on_group`` as soon as all n samples of a
+prompt are finished, from inside the decode loop, so a caller can judge them while the rest generate.
 """
 
 from __future__ import annotations
@@ -22,7 +22,13 @@ from typing import Any
 
 import torch
 
-from training.rollout.base import Completion, GroupCallback, GroupTracker, resolve_sample_seeds
+from training.rollout.base import (
+    Completion,
+    GroupCallback,
+    GroupTracker,
+    SampleCallback,
+    resolve_sample_seeds,
+)
 
 
 def make_cache(model: torch.nn.Module) -> Any:
@@ -114,13 +120,14 @@ class TransformersEngine:
         seed: int,
         sample_seeds: Sequence[int] | None = None,
         on_group: GroupCallback | None = None,
+        on_sample: SampleCallback | None = None,
     ) -> list[Completion]:
         if temperature <= 0:
             raise ValueError("temperature must be > 0 (greedy decoding has no sampling log-probabilities)")
         rows = [(pi, p) for pi, p in enumerate(prompts) for _ in range(n)]
         seeds = resolve_sample_seeds(seed, len(prompts), n, sample_seeds)
         step = self.batch_size if self.batch_size > 0 else max(len(rows), 1)
-        groups = GroupTracker(n, on_group)
+        groups = GroupTracker(n, on_group, on_sample)
         was_training = self.model.training
         self.model.eval()
         try:
