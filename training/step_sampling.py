@@ -16,7 +16,7 @@ This module imports nothing from Django.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from curation.records import ProblemRecord
 from training.config import GRPOConfig
@@ -153,6 +153,15 @@ class Sampler:
             target=cfg.prompts_per_step,
             max_rounds=cfg.dynamic_sampling.max_rounds,
         )
+        if self.dist.is_distributed and len(filled.groups) < cfg.prompts_per_step:
+            # a short batch must still split evenly over the processes and minibatches
+            unit = cfg.updates_per_rollout * self.dist.world_size
+            if len(filled.groups) < unit:
+                raise RuntimeError(
+                    f"dynamic sampling kept {len(filled.groups)} groups after {filled.rounds} extra rounds, "
+                    f"fewer than updates_per_rollout x processes = {unit}; raise dynamic_sampling.max_rounds"
+                )
+            filled = replace(filled, groups=filled.groups[: len(filled.groups) // unit * unit])
         kept_idx, comps, texts, results = join_groups(filled.groups)
         return StepBatch(
             idx=kept_idx,
