@@ -130,6 +130,11 @@ def test_a_viewer_sees_no_cancel_control_and_a_trainer_cancels_from_the_list(
     seen.wait_for_selector(f'tr[data-job="training-{run.pk}"]')
     assert seen.locator("form.job-cancel").count() == 0
 
+    log = page_as(viewer)
+    log.goto(f"{asgi_server.url}/jobs/training/{run.pk}/")
+    log.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
+    assert log.text_content("#job-log").strip() == "Nothing logged yet."
+
     owner = page_as(trainer)
     owner.goto(f"{asgi_server.url}/jobs/?kind=training")
     owner.wait_for_function("() => document.getElementById('live-state').textContent === 'live'")
@@ -142,3 +147,7 @@ def test_a_viewer_sees_no_cancel_control_and_a_trainer_cancels_from_the_list(
     assert questions == [f"Cancel training run #{run.pk} (tiny-run)?"]
     # the viewer's list followed live
     seen.wait_for_selector(f'tr[data-job="training-{run.pk}"][data-status="cancelled"]')
+    # and the run's log page appended the line and stopped following the ended job
+    log.wait_for_selector("#job-log li:has-text('cancelled after 0 / 8 steps')")
+    assert log.text_content("#job-one [data-field=status]") == "cancelled"
+    log.wait_for_function("() => document.getElementById('live-state').textContent === 'live updates off'")
