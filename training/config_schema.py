@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import yaml
 
+from training.config_memory import MemoryConfig
 from training.config_run_sections import DatasetConfig, EvalConfig, PromptConfig, RolloutConfig
 from training.config_sections import (
     ClipConfig,
@@ -77,16 +78,25 @@ class GRPOConfig:
     )
     max_steps: int = field(default=300, metadata=_help("Training steps (one rollout batch each)."))
     group_size: int = field(
-        default=8, metadata=_help("G: responses sampled per prompt; advantages are group-relative.")
+        default=8,
+        metadata=_help(
+            "G: responses sampled per prompt; advantages are group-relative. The MicroCoder papers do not "
+            "print G; DAPO sampled 16 (arXiv 2503.14476, Sec. 4.1), DeepSeekMath's GRPO 64 (arXiv "
+            "2402.03300, Sec. 4.2); 8 keeps the rollout affordable."
+        ),
     )
     prompts_per_step: int = field(
-        default=64, metadata=_help("Prompts per rollout batch. 64 was best of 32 / 64 / 128 in MicroCoder.")
+        default=64,
+        metadata=_help(
+            "Prompts per rollout batch. 64 was best of 32 / 64 / 128 in MicroCoder (arXiv 2603.07777)."
+        ),
     )
     minibatch_prompts: int = field(
         default=16,
         metadata=_help(
             "Prompts (whole groups of group_size responses) per optimizer update: a fixed minibatch, "
-            "as in the DAPO recipe in verl (ppo_mini_batch_size, 32 prompts of a 512-prompt rollout). "
+            "as in DAPO (arXiv 2503.14476, Sec. 4.1: mini-batches of 512 responses = 32 prompts of 16 "
+            "from a 512-prompt rollout, 16 updates per rollout step). "
             "Each rollout batch of prompts_per_step prompts gives prompts_per_step / minibatch_prompts "
             "updates: the first is on-policy, the later ones are off-policy against pi_old (the policy "
             "that sampled), which is where the clip acts. 16 of 64 = 4 updates (MicroCoder does not "
@@ -136,8 +146,8 @@ class GRPOConfig:
     max_response_length: int = field(
         default=8192,
         metadata=_help(
-            "L_max: response token cap. Larger caps give higher final accuracy; starting small does "
-            "lasting damage."
+            "L_max: response token cap. 8K in most of MicroCoder's studies (4K-16K compared, arXiv "
+            "2603.07777): larger caps give higher final accuracy; starting small does lasting damage."
         ),
     )
     max_prompt_length: int = field(
@@ -166,6 +176,10 @@ class GRPOConfig:
     prompt: PromptConfig = field(default_factory=PromptConfig, metadata=_help("Prompt rendering."))
     eval: EvalConfig = field(
         default_factory=EvalConfig, metadata=_help("Held-out evaluation during training (optional).")
+    )
+    memory: MemoryConfig = field(
+        default_factory=MemoryConfig,
+        metadata=_help("Fitting long responses and large models: automatic gradient checkpointing, token budgets."),
     )
     skip_zero_advantage: bool = field(
         default=True,
@@ -196,7 +210,11 @@ class GRPOConfig:
         ),
     )
     gradient_checkpointing: bool = field(
-        default=False, metadata=_help("Recompute activations to save memory.")
+        default=False,
+        metadata=_help(
+            "Force gradient checkpointing (recompute activations to save memory) at any model size; "
+            "off, it still turns on by itself for models of memory.checkpointing_min_params or more."
+        ),
     )
     cpu_threads: int = field(
         default=0,
