@@ -9,7 +9,8 @@ against", and the papers cited in each preset.
 
 - ``grpo``: DeepSeekMath's GRPO (arXiv 2402.03300, Sec. 4.1-4.2): symmetric clip 0.2, a k3 KL penalty
   against the initial policy with beta = 0.04, per-response loss normalization (each response's token
-  mean, then the mean over responses); no truncation mask, constant temperature 1.0.
+  mean, then the mean over responses); no truncation mask, constant temperature 1.0 (the baselines have
+  no temperature method: the policy is sampled as is).
 - ``dapo``: DAPO (arXiv 2503.14476): clip-higher 0.2 / 0.28 (Sec. 3.1), dynamic sampling (Sec. 3.2),
   token-level loss (Sec. 3.3), overlong reward shaping with a soft buffer (Sec. 3.4, L_cache / L_max =
   4096 / 20480), no KL, learning-rate warm-up over 20 steps (Sec. 4.1), constant temperature 1.0.
@@ -48,7 +49,8 @@ _GRPO = Preset(
     summary=(
         "Symmetric clip 0.2, k3 KL penalty (beta 0.04) against the initial policy as reference model, "
         "per-response loss normalization (token mean per response, then mean over responses), no "
-        "truncation mask, constant T = 1.0. The original made one update per rollout; the preset keeps "
+        "truncation mask, constant T = 1.0 (the policy sampled as is: GRPO has no temperature method). "
+        "The original made one update per rollout; the preset keeps "
         "the product's minibatch updates so the presets differ only in the method (set "
         "minibatch_prompts = prompts_per_step for the single update)."
     ),
@@ -75,7 +77,7 @@ _DAPO = Preset(
         "Clip-higher 0.2 / 0.28; dynamic sampling drops groups whose rewards are all equal and samples "
         "more prompts until the batch is full; token-level loss; overlong reward shaping with a soft "
         "buffer of 0.2 L_max (DAPO: 4096 of 20480 tokens); no KL; 20 warm-up steps; no truncation mask "
-        "(the shaping handles long responses); constant T = 1.0."
+        "(the shaping handles long responses); constant T = 1.0 (no temperature method)."
     ),
     source=(
         "Yu et al., DAPO, arXiv 2503.14476, Sec. 3.1 (clip-higher), 3.2 (dynamic sampling), 3.3 "
