@@ -23,7 +23,10 @@ METRICS: dict[str, str] = {
         "Mean over groups of the standard deviation within a group of the rewards the advantages use "
         "(after overlong shaping when it is on)."
     ),
-    "frac_reward_zero_std": "Share of groups whose rewards are all equal (no learning signal).",
+    "frac_reward_zero_std": (
+        "Share of the trained batch's groups whose rewards are all equal (no learning signal); about 0 under "
+        "dynamic sampling, whose drops are counted by dynamic_sampling/groups_dropped."
+    ),
     "completions/mean_length": "Mean response length in tokens.",
     "completions/min_length": "Shortest response of the step, in tokens.",
     "completions/max_length": "Longest response of the step, in tokens.",
