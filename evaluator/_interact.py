@@ -13,11 +13,11 @@ from typing import Any
 
 if __package__:
     from ._outcomes import load_reply, test_reply
-    from ._programs import _classify, _memfd, _Program, _tail
+    from ._programs import _classify, _memfd, _Program, _tail, needs_program
     from ._protocol import send, split_parts
 else:  # inside the sandbox
     from _outcomes import load_reply, test_reply  # type: ignore[no-redef]
-    from _programs import _classify, _memfd, _Program, _tail  # type: ignore[no-redef]
+    from _programs import _classify, _memfd, _Program, _tail, needs_program  # type: ignore[no-redef]
     from _protocol import send, split_parts  # type: ignore[no-redef]
 
 _MESSAGE = 4000
@@ -29,6 +29,8 @@ def op_interact(worker: Any, header: dict[str, Any], blob: bytes) -> tuple[dict[
         return {"status": "IE", "message": "interact before load"}, []
     spec = header["program"]
     program, test_in, answer = split_parts(header, blob)
+    if needs_program(worker, spec, program):
+        return {"need_program": True}, []
     limits = worker.sol["limits"]
     if worker.runner is not None and worker.runner.poll_dead():
         worker._stop_runner()

@@ -33,6 +33,31 @@ else:  # inside the sandbox, as a top-level module
 
 _MESSAGE = 4000
 CHECKER_UID_OFFSET = 512
+#: compiled checker programs a worker keeps warm (sealed memfds by hash; the oldest goes first)
+_WARM_PROGRAMS = 16
+
+
+def program_fd(worker: Any, key: str, program: bytes) -> int | None:
+    """A descriptor of the sealed memfd holding the program named ``key``: written once per worker and
+    reused by every later check (the judge then sends the hash alone). None when ``program`` is empty and
+    the worker does not hold ``key`` (the judge must send it again)."""
+    warm: dict[str, int] = worker.__dict__.setdefault("warm_programs", {})
+    if key and key in warm:
+        return os.dup(warm[key])
+    if not program:
+        return None
+    fd = binary_fd(program)
+    if key:
+        if len(warm) >= _WARM_PROGRAMS:
+            os.close(warm.pop(next(iter(warm))))
+        warm[key] = os.dup(fd)
+    return fd
+
+
+def needs_program(worker: Any, spec: dict[str, Any], program: bytes) -> bool:
+    """Whether a request named a compiled program the worker does not hold (and did not send it)."""
+    return not program and not spec.get("interpreted") and spec.get("key") not in worker.__dict__.get(
+        "warm_programs", {})
 
 
 # ------------------------------------------------------------------------------ checker programs
@@ -49,7 +74,8 @@ class _Program:
         self.feedback = os.path.join(self.dir, "feedback")
         os.mkdir(self.feedback, 0o700)
         # a native program is exec'ed from a sealed memfd (works where /tmp is mounted noexec)
-        self.exe_fd = -1 if spec.get("interpreted") else binary_fd(program)
+        fd = None if spec.get("interpreted") else program_fd(worker, str(spec.get("key") or ""), program)
+        self.exe_fd = -1 if fd is None else fd  # None only for a program the caller checked was sent
         self.exe = self.file("program.py", program) if spec.get("interpreted") else "checker"
         self.pid = -1
         self.supervisor = -1
@@ -322,6 +348,8 @@ def op_check(worker: Any, header: dict[str, Any], blob: bytes) -> tuple[dict[str
 
     spec = header["program"]
     program, test_in, answer, output = split_parts(header, blob)
+    if needs_program(worker, spec, program):
+        return {"need_program": True}, []
     run = _Program(worker, spec, program)
     fds: list[int] = []
     try:

@@ -76,6 +76,7 @@ class Case:
         self.language = "python"  # python | c | cpp (evaluator.checkers.configure_case)
         self.program: checkers.ProgramChecker | None = None  # a {"kind": "program"} checker
         self.program_bytes = b""
+        self.program_key = ""  # sha256 of program_bytes, computed once (evaluator.interactive)
         self.interactive = False
         self.passes = 1
         self.limits = config.limits(config.time_limit_s, config.memory_mb)

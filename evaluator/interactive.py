@@ -17,6 +17,7 @@ validator with it as INPUT), up to ``passes`` runs; a test is accepted when the 
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from .cases import Case, CaseTest
@@ -62,10 +63,29 @@ def _timeout(case: Case, spec: dict[str, Any]) -> float:
     return limits.wall_limit_s + spec["limits"]["wall_s"] + 2 * limits.load_limit_s + limits.watchdog_grace_s
 
 
+def _program_request(worker: WorkerProcess, case: Case, op: str, spec: dict[str, Any], data: list[bytes],
+                     timeout_s: float) -> tuple[dict[str, Any], list[bytes]]:
+    """One ``check`` / ``interact`` request. A compiled program is sent to a worker once: the worker keeps
+    it warm (a sealed memfd per program hash, :func:`evaluator._programs.program_fd`) and later requests
+    name it by hash; a worker that no longer holds it asks for it again."""
+    if not spec.get("interpreted"):
+        if not case.program_key:
+            case.program_key = hashlib.sha256(case.program_bytes).hexdigest()
+        spec = dict(spec, key=case.program_key)
+    known = "key" in spec and spec["key"] in worker.programs
+    reply, parts = worker.request({"op": op, "program": spec}, [b"" if known else case.program_bytes, *data],
+                                  timeout_s)
+    if reply.get("need_program"):
+        worker.programs.discard(spec["key"])
+        reply, parts = worker.request({"op": op, "program": spec}, [case.program_bytes, *data], timeout_s)
+    if "key" in spec and not reply.get("need_program"):
+        worker.programs.add(spec["key"])
+    return reply, parts
+
+
 def _check(worker: WorkerProcess, case: Case, spec: dict[str, Any], data: bytes, answer: bytes,
            output: bytes) -> tuple[dict[str, Any], bytes]:
-    reply, parts = worker.request({"op": "check", "program": spec}, [case.program_bytes, data, answer, output],
-                                  _timeout(case, spec))
+    reply, parts = _program_request(worker, case, "check", spec, [data, answer, output], _timeout(case, spec))
     return reply, (parts[0] if parts and reply.get("nextpass") else b"")
 
 
@@ -81,7 +101,6 @@ def _verdict_of(checked: dict[str, Any]) -> dict[str, Any]:
 
 def _interact(worker: WorkerProcess, case: Case, spec: dict[str, Any], data: bytes,
               answer: bytes) -> tuple[dict[str, Any], bytes, bytes]:
-    reply, parts = worker.request({"op": "interact", "program": spec}, [case.program_bytes, data, answer],
-                                  _timeout(case, spec))
+    reply, parts = _program_request(worker, case, "interact", spec, [data, answer], _timeout(case, spec))
     parts += [b""] * (2 - len(parts))
     return reply, parts[1], (parts[0] if reply.get("nextpass") else b"")

@@ -157,6 +157,8 @@ class WorkerProcess:
         #: this worker's memory cgroup (a hard limit on the whole solution), when the machine allows one
         self.memcg: str | None = None
         self.seccomp = False
+        #: hashes of the checker programs this worker holds warm (evaluator.interactive)
+        self.programs: set[str] = set()
 
     # ------------------------------------------------------------------------------- lifecycle
     def start(self) -> None:
@@ -320,6 +322,7 @@ class WorkerProcess:
         _cgroup.remove(self.cgroup)
         _cgroup.remove(self.memcg)
         self.cgroup = self.memcg = None
+        self.programs = set()
 
     close = kill
 

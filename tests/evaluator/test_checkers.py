@@ -144,3 +144,54 @@ def test_it_runs_a_python_checker_in_the_rlimit_fallback_too() -> None:
     accept = checker_spec("import sys\nsys.exit(42)\n", "python")
     verdict = judge_case({"code": PY_SUM, "tests": SUM_TESTS[:1], "checker": accept}, config=fallback)
     assert (verdict["verdict"], verdict["sandbox"]) == ("AC", "rlimit")
+
+
+@requires_bwrap
+def test_a_compiled_checker_is_sent_to_a_worker_once_and_kept_warm_there() -> None:
+    import hashlib
+
+    from evaluator.checkers import ProgramChecker, build
+    from evaluator.sandbox import Limits, SandboxConfig, WorkerProcess
+
+    checker = ProgramChecker(protocol="testlib", language="c", sources=(("checker.c", TESTLIB_CHECKER_C),))
+    program, error = build(checker)
+    assert not error
+    spec = dict(checker.wire(), key=hashlib.sha256(program).hexdigest())
+    worker = WorkerProcess(SandboxConfig.from_env(), slot=904)
+    worker.start()
+    try:
+        assert worker.load("print(input())", "stdin", None, Limits())["status"] == "OK"
+        first, _ = worker.request({"op": "check", "program": spec}, [program, b"3\n", b"3\n", b"3\n"], 30)
+        again, _ = worker.request({"op": "check", "program": spec}, [b"", b"3\n", b"3\n", b"4\n"], 30)
+        unknown = dict(spec, key="0" * 64)
+        missing, _ = worker.request({"op": "check", "program": unknown}, [b"", b"3\n", b"3\n", b"3\n"], 30)
+    finally:
+        worker.kill()
+    assert (first["result"], again["result"], missing) == ("accept", "reject", {"need_program": True})
+
+
+def test_a_worker_that_lost_a_warm_checker_is_sent_it_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    v = judge_case(pair_case(PAIR_ANY), config=FAST)
+    assert v["verdict"] == "AC", v
+    from evaluator.runner import get_pool
+
+    for slot in get_pool(FAST).slots:  # fresh worker processes the judge believes hold the validator
+        if slot.worker is not None and slot.worker.programs:
+            believed = set(slot.worker.programs)
+            slot.worker.kill()
+            slot.worker.start()
+            slot.worker.programs |= believed
+    from evaluator.sandbox import WorkerProcess
+
+    asked: list[bool] = []
+    request = WorkerProcess.request
+
+    def spy(self: WorkerProcess, *args: object, **kwargs: object) -> object:
+        reply = request(self, *args, **kwargs)  # type: ignore[arg-type]
+        asked.append(bool(reply[0].get("need_program")))
+        return reply
+
+    monkeypatch.setattr(WorkerProcess, "request", spy)
+    v = judge_case(pair_case(PAIR_ANY), config=FAST)
+    assert v["verdict"] == "AC", v
+    assert True in asked  # the worker asked for the program and got it
