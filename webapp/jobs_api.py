@@ -47,6 +47,7 @@ class JobList(APIView):
     permission_classes = [IsViewer]
 
     @extend_schema(
+        operation_id="jobs_list",
         parameters=[
             OpenApiParameter("kind", str, enum=list(KINDS)),
             OpenApiParameter(
@@ -76,7 +77,7 @@ class JobList(APIView):
 class JobDetail(APIView):
     permission_classes = [IsViewer]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="jobs_retrieve", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, kind: str, job_id: int) -> Response:
         row = _row_or_404(kind, job_id)
         return Response(
@@ -95,7 +96,7 @@ class JobCancel(APIView):
 
     permission_classes = [IsViewerAnyMethod]
 
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT)
+    @extend_schema(operation_id="jobs_cancel", request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, kind: str, job_id: int) -> Response:
         row = _row_or_404(kind, job_id)
         cancel = KINDS[kind].cancel
