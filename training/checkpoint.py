@@ -195,7 +195,7 @@ def load_sharded_state(
     from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
 
     model_sd, optim_sd = get_state_dict(model, optimizer)
-    target = {"model": model_sd, "optimizer": optim_sd}
+    target: dict[str, Any] = {"model": model_sd, "optimizer": optim_sd}
     _dcp().load(target, checkpoint_id=str(Path(checkpoint) / DCP_DIR))
     set_state_dict(model, optimizer, model_state_dict=target["model"], optim_state_dict=target["optimizer"])
 

@@ -53,6 +53,14 @@ class RolloutConfig:
     enforce_eager: bool = field(
         default=False, metadata=_help("vLLM: disable CUDA graphs (slower, less memory).")
     )
+    sleep_level: int = field(
+        default=2,
+        metadata=_help(
+            "vLLM sleep mode between rollouts: 2 frees the KV cache and discards the weights (re-synced "
+            "from the policy after each update), 1 offloads the weights to CPU memory instead, 0 keeps "
+            "both on the GPU through the update."
+        ),
+    )
 
     def __post_init__(self) -> None:
         _require(
@@ -60,6 +68,9 @@ class RolloutConfig:
             f"rollout.engine must be transformers or vllm, got {self.engine!r}.",
         )
         _require(self.batch_size >= 0, "rollout.batch_size must be >= 0 (0 = all at once).")
+        _require(
+            self.sleep_level in (0, 1, 2), f"rollout.sleep_level must be 0, 1 or 2, got {self.sleep_level}."
+        )
         _require(
             0.05 <= self.gpu_memory_utilization <= 0.95,
             f"rollout.gpu_memory_utilization must be in [0.05, 0.95], got {self.gpu_memory_utilization}.",

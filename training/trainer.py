@@ -199,6 +199,7 @@ class Trainer:
             dtype="bfloat16" if self.device.type == "cuda" else "float32",
             autocast_dtype=self.autocast_dtype,
             seed=cfg.seed,
+            sleep_level=cfg.rollout.sleep_level,
         )
         self.engine = self.dist.wrap_engine(self.engine, self.model)  # samples on unsharded weights
         self.heldout = (

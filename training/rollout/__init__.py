@@ -24,6 +24,7 @@ def make_engine(
     dtype: str = "bfloat16",
     seed: int = 0,
     autocast_dtype: torch.dtype | None = None,
+    sleep_level: int = 2,
 ) -> RolloutEngine:
     """Build the engine named by ``rollout.engine``. ``vllm`` loads ``model_path`` itself and then
     receives ``model``'s weights (which may already differ from ``model_path`` after a resume)."""
@@ -46,6 +47,7 @@ def make_engine(
             dtype=dtype,
             enforce_eager=enforce_eager,
             seed=seed,
+            sleep_level=sleep_level,
         )
         engine.sync_weights(model)
         return engine
