@@ -1,10 +1,11 @@
-"""Browser test of a sweep end to end: a trainer launches a two-run sweep from the form, opens the
-comparison page while both runs are still queued, and a real Celery worker on the ``gpu`` queue trains
-them (tiny local Qwen3, real judge). Each run's points arrive on the page live, over its run socket
-(worker -> Redis channel layer -> the test's daphne -> the browser), in the run's own colour.
+"""Browser tests of sweeps and the comparison page.
 
-Needs ``REDIS_URL`` and PostgreSQL (the worker is a subprocess reading the test database), like the
-integration tests; skipped with the reason otherwise.
+End to end: a trainer launches a two-run sweep from the form, opens the comparison page while both runs
+are still queued, and a real Celery worker on the ``gpu`` queue trains them (tiny local Qwen3, real
+judge). Each run's points arrive on the page live, over its run socket (worker -> Redis channel layer ->
+the test's daphne -> the browser), in the run's own colour. That test needs ``REDIS_URL`` and PostgreSQL
+(the worker is a subprocess reading the test database), like the integration tests; skipped with the
+reason otherwise. The others drive the page over recorded metrics, under the enforced content policy.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any
 import pytest
 
 from tests.training.test_django_real_run import tiny_model  # noqa: F401 - the module-scoped model fixture
-from training.models import RunStatus, Sweep
+from training.models import RunStatus, Sweep, TrainingRun
 from training.services.series import ema
 
-pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 STEPS = 3
 SCREENSHOT = "/tmp/sweep_compare.png"
@@ -31,6 +32,8 @@ def _points(page: Any, metric: str, run_id: int) -> int:
     ))
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_a_two_run_sweep_streams_both_runs_onto_the_comparison_page(
     page_as: Any, asgi_server: Any, trainer: Any, start_worker: Any, tiny_model: Path, tmp_path: Path,  # noqa: F811
     settings: Any,
@@ -97,3 +100,96 @@ def test_a_two_run_sweep_streams_both_runs_onto_the_comparison_page(
     page.eval_on_selector("#smoothing", "(el) => { el.value = '0.9'; el.dispatchEvent(new Event('input')); }")
     assert page.evaluate(f"{entropy}.ys") == pytest.approx(ema(raw, [1] * len(raw), 0.9))
     page.screenshot(path=SCREENSHOT, full_page=True)
+
+
+# --- the page over recorded metrics (no worker) ----------------------------------------------------
+
+
+@pytest.fixture
+def recorded(db: object, trainer: Any, tmp_path: Path, settings: Any) -> Sweep:
+    """A running two-seed sweep of the trainer: 5,000 recorded steps each (so buckets hold many points),
+    run 1 with a one-step reward spike at step 2,500."""
+    import math
+
+    from training import services
+    from training.services import sweeps
+
+    settings.RUNS_DIR = tmp_path / "runs"
+    dataset = tmp_path / "release.jsonl"
+    dataset.write_text("{}\n")
+    sweep = sweeps.sweep_create(name="seeds", base_config={"model": "tiny", "dataset": {"release": str(dataset)}},
+                                seeds=[0, 1], user=trainer, launch=False)
+    steps = list(range(1, 5001))
+    for k, run in enumerate(sweep.runs.order_by("id")):
+        reward = [0.2 + 0.1 * k + 0.3 * (1 - math.exp(-s / 1500)) for s in steps]
+        if k == 0:
+            reward[2499] = 5.0
+        services.metrics_bulk_record(run_id=run.pk, steps=steps, metrics={
+            "reward": reward, "entropy": [1.0 - 0.0001 * s for s in steps], "temperature": [1.2] * len(steps),
+            "completions/clipped_ratio": [0.1 - 0.01 * k] * len(steps),
+        })
+    sweep.runs.update(status=RunStatus.RUNNING)
+    return sweep
+
+
+@pytest.fixture
+def csp(settings: Any) -> None:
+    from webapp import settings as project_settings
+
+    settings.CONTENT_SECURITY_POLICY = project_settings._csp_policy
+
+
+def test_the_comparison_page_overlays_runs_keeps_spikes_and_follows_them_live(
+    page_as: Any, asgi_server: Any, viewer: Any, recorded: Sweep, csp: None
+) -> None:
+    from training import services
+
+    first, second = recorded.runs.order_by("id")
+    page = page_as(viewer)
+    violations: list[str] = []
+    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e.stack)))
+    page.goto(f"{asgi_server.url}/training/compare/?runs={first.pk},{second.pk}")
+    page.wait_for_function("() => document.getElementById('live-text').textContent === 'live'")
+    buckets = page.evaluate(f"window.compareCharts.reward.buckets['run-{first.pk}']")
+    assert 100 <= len(buckets["steps"]) <= 600 and sum(buckets["count"]) == 5000
+    assert max(buckets["max"]) == 5.0  # the one-step spike survives in the band
+    assert page.locator(f'polygon[data-band="run-{first.pk}"]').count() >= 1
+    assert page.is_hidden('.chart[data-metric="eval/pass@1"]')  # no held-out set: no panel
+
+    asgi_server.call(services.metrics_record, run_id=second.pk, step=5001, metrics={"reward": 0.95})
+    page.wait_for_function(f"() => window.compareCharts.reward.buckets['run-{second.pk}'].steps.slice(-1)[0] === 5001")
+    row = page.locator(f'#compare-summary tbody tr[data-run="{second.pk}"] td')
+    page.wait_for_function(f"() => document.querySelector('#compare-summary tr[data-run=\"{second.pk}\"] td:nth-child(3)')"
+                           ".textContent === '5001'")
+    assert row.nth(4).text_content() == "0.95"  # reward final
+
+    # sort by best reward, descending: the spiking run first; by best clipped ratio (lower is better): run 2
+    page.click('#compare-summary th[data-sort="reward|best"]')
+    assert page.locator("#compare-summary tbody tr").first.get_attribute("data-run") == str(first.pk)
+    page.click('#compare-summary th[data-sort="completions/clipped_ratio|best"]')
+    assert page.locator("#compare-summary tbody tr").first.get_attribute("data-run") == str(second.pk)
+
+    page.uncheck(f'#compare-legend [data-run="{first.pk}"] input')
+    assert page.evaluate(f"window.compareCharts.reward.byKey['run-{first.pk}'].path.style.display") == "none"
+    assert violations == [] and errors == []
+
+
+def test_the_sweep_page_follows_its_runs_statuses_live(
+    page_as: Any, asgi_server: Any, trainer: Any, recorded: Sweep, csp: None
+) -> None:
+    from training import services
+
+    first, second = recorded.runs.order_by("id")
+    page = page_as(trainer)
+    page.goto(f"{asgi_server.url}/training/sweeps/{recorded.pk}/")
+    page.wait_for_function("() => document.getElementById('live-text').textContent === 'live'")
+    assert page.text_content("#sweep-status") == "running"
+    asgi_server.call(services.run_cancel, run_id=first.pk)  # running: cancel requested, still running
+    TrainingRun.objects.filter(pk__in=[first.pk, second.pk]).update(status=RunStatus.QUEUED)
+    asgi_server.call(services.run_cancel, run_id=second.pk)  # queued: cancelled at once
+    page.wait_for_function(
+        f"() => document.querySelector('tr[data-run=\"{second.pk}\"] .run-status').textContent === 'cancelled'"
+    )
+    assert page.text_content("#sweep-status") == "running"  # the first is still queued

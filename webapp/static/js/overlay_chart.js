@@ -103,6 +103,13 @@
         if (b.max[i] !== null && b.max[i] > y1) y1 = b.max[i];
       }
     });
+    // An EMA of a constant is that constant up to an ulp; a range that thin would ask the tick maker for
+    // ~1e16 ticks. Pad it the way charts.js pads a flat series.
+    var scale = Math.max(Math.abs(y0), Math.abs(y1));
+    if (y1 - y0 <= scale * 1e-9) {
+      var pad = scale * 0.1 || 0.5, mid = (y0 + y1) / 2;
+      y0 = mid - pad; y1 = mid + pad;
+    }
     return { x0: d.x0, x1: d.x1, y0: y0, y1: y1 };
   };
 
