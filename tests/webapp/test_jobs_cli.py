@@ -182,3 +182,17 @@ def test_import_problems_prints_only_the_row_errors_when_piped(tmp_path: Path) -
         stderr=err,
     )
     assert err.getvalue() == "row 4 (p3): empty or missing title\n"
+
+
+def test_judge_batch_reports_every_case_once_before_it_returns() -> None:
+    from evaluator import judge_batch
+
+    cases: list[Any] = [
+        {"id": "ok", "mode": "stdin", "code": "print(1)", "tests": [{"input": "", "output": "1"}]},
+        {"id": "bad"},  # malformed: decided before judging
+        {"id": "wa", "mode": "stdin", "code": "print(2)", "tests": [{"input": "", "output": "1"}] * 3},
+    ]
+    seen: list[int] = []
+    verdicts = judge_batch(cases, workers=2, on_case_done=seen.append)
+    assert sorted(seen) == [0, 1, 2]
+    assert [v["verdict"] for v in verdicts] == ["AC", "IE", "WA"]
