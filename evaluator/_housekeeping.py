@@ -34,6 +34,8 @@ class Housekeeping:
     keep: frozenset[str]
     in_pid_ns: bool
     runner: RunnerHandle | None
+    #: whether solutions get a tmpfs of their own (:meth:`_probe_tmpfs`, once per worker)
+    own_tmpfs: bool = False
 
     def _kill_strays(self, keep: int | None) -> None:
         """Kill every process the solution left behind except the runner ``keep``."""
@@ -146,13 +148,30 @@ class Housekeeping:
         self._kill_strays(None)
         self._clean_ipc()
 
+    def _probe_tmpfs(self) -> bool:
+        """Whether this worker can give solutions a tmpfs of their own (mount and detach one once)."""
+        if not (self.in_pid_ns and self.cfg.get("workdir_mb") and _LIBC is not None):
+            return False
+        path = os.path.join(self.root, ".tmpfs-probe")
+        try:
+            os.mkdir(path, 0o700)
+        except OSError:
+            return False
+        try:
+            if _LIBC.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, b"size=1m,nr_inodes=16") != 0:
+                return False
+            _LIBC.umount2(path.encode(), _MNT_DETACH)
+            return True
+        finally:
+            os.rmdir(path)
+
     def _fresh_workdir(self, path: str, max_files: int) -> bool:
         """Create the solution's working directory ``path``: a fresh tmpfs of ``cfg["workdir_mb"]`` MiB with
         room for ``max_files`` files and directories, owned by the runner's uid, when the worker may mount
         (then True); else a plain directory (False) that :meth:`_wipe` removes later."""
         os.mkdir(path, 0o700)
         uid, gid = (self.cfg["uid"], self.cfg["gid"]) if self.cfg.get("drop_uid") else (os.getuid(), os.getgid())
-        if self.in_pid_ns and self.cfg.get("workdir_mb") and _LIBC is not None:
+        if self.own_tmpfs:
             options = (f"size={int(self.cfg['workdir_mb'])}m,nr_inodes={int(max_files) + 1},mode=0700,"
                        f"uid={uid},gid={gid}").encode()
             if _LIBC.mount(b"tmpfs", path.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) == 0:

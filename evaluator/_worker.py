@@ -65,6 +65,7 @@ class Worker(Housekeeping):
         # lives under /tmp): wiping never walks them, only what solutions left behind.
         self.keep = frozenset(os.listdir(self.root))
         self.in_pid_ns = cfg["mode"] == "bwrap"
+        self.own_tmpfs = self._probe_tmpfs()
         self.sol: dict[str, Any] | None = None
         self.runner: RunnerHandle | None = None
         self.counter = 0
@@ -336,6 +337,7 @@ def main(argv: list[str]) -> int:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     worker = Worker(ctl, cfg)
     proto.send(ctl, {"status": "OK", "pid": os.getpid(), "uid": os.getuid(), "seccomp": worker.seccomp,
+                     "tmpfs": worker.own_tmpfs,
                      "drop_uid": bool(cfg.get("drop_uid")), "python": sys.version.split()[0]})
     worker.serve()
     return 0

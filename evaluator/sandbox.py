@@ -157,6 +157,7 @@ class WorkerProcess:
         #: this worker's memory cgroup (a hard limit on the whole solution), when the machine allows one
         self.memcg: str | None = None
         self.seccomp = False
+        self.own_tmpfs = False
         #: hashes of the checker programs this worker holds warm (evaluator.interactive)
         self.programs: set[str] = set()
 
@@ -281,6 +282,8 @@ class WorkerProcess:
             self.kill()
             raise SandboxError(f"worker refused to start: {hello}")
         self.seccomp = hello.get("seccomp") == ""
+        #: whether each solution gets a tmpfs of its own (else a directory wiped after it)
+        self.own_tmpfs = bool(hello.get("tmpfs"))
         if self.config.seccomp and not self.seccomp:
             warn_once(f"SANDBOX DEGRADED: no seccomp filter ({hello.get('seccomp')}); install the Debian package "
                       "libseccomp2 and the PyPI package pyseccomp")
