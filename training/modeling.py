@@ -41,6 +41,39 @@ def load_causal_lm(path: str, dtype: torch.dtype, device: torch.device) -> torch
     return typing.cast(torch.nn.Module, model.to(device))  # type: ignore[arg-type]
 
 
+def parameter_count(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def wants_gradient_checkpointing(model: torch.nn.Module, forced: bool, min_params: int) -> bool:
+    """Gradient checkpointing for this policy: when ``forced`` (``gradient_checkpointing: true``) or when
+    it has at least ``min_params`` parameters (``memory.checkpointing_min_params``; 0 = never by size)."""
+    return forced or (min_params > 0 and parameter_count(model) >= min_params)
+
+
+def is_gradient_checkpointing(model: torch.nn.Module) -> bool:
+    """Whether ``model`` recomputes activations in the backward pass (either transformers spelling)."""
+    for name in ("is_activation_checkpointing", "is_gradient_checkpointing"):
+        if hasattr(type(model), name) or name in vars(model):
+            return bool(getattr(model, name))
+    return False
+
+
+def enable_gradient_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute each decoder layer's activations in the backward pass (non-reentrant checkpointing,
+    which needs no input that requires grad); a model without support raises a clear error."""
+    kwargs = {"use_reentrant": False}
+    # transformers 5 renamed it activation_checkpointing_enable (the old name warns, goes in v6).
+    new = getattr(model, "activation_checkpointing_enable", None)
+    if callable(new):
+        new(activation_checkpointing_kwargs=kwargs)
+        return
+    old = getattr(model, "gradient_checkpointing_enable", None)
+    if not callable(old):
+        raise ValueError(f"{type(model).__name__} does not support gradient checkpointing")
+    old(gradient_checkpointing_kwargs=kwargs)
+
+
 def eos_token_ids(tokenizer: Any, model: Any) -> list[int]:
     """End-of-sequence ids: the tokenizer's plus the generation config's (Qwen3 has two)."""
     ids: set[int] = set()
@@ -57,4 +90,14 @@ def eos_token_ids(tokenizer: Any, model: Any) -> list[int]:
     return sorted(ids)
 
 
-__all__ = ["eos_token_ids", "load_causal_lm", "resolve_autocast", "resolve_device", "resolve_dtype"]
+__all__ = [
+    "enable_gradient_checkpointing",
+    "eos_token_ids",
+    "is_gradient_checkpointing",
+    "load_causal_lm",
+    "parameter_count",
+    "resolve_autocast",
+    "resolve_device",
+    "resolve_dtype",
+    "wants_gradient_checkpointing",
+]

@@ -52,7 +52,15 @@ from training.data import encode_prompts, load_release, problem_id
 from training.distributed import DistContext
 from training.heldout import HeldOutEval
 from training.insights import check_config
-from training.modeling import eos_token_ids, load_causal_lm, resolve_autocast, resolve_device, resolve_dtype
+from training.modeling import (
+    enable_gradient_checkpointing,
+    eos_token_ids,
+    load_causal_lm,
+    resolve_autocast,
+    resolve_device,
+    resolve_dtype,
+    wants_gradient_checkpointing,
+)
 from training.rewards import Judge
 from training.rollout import RolloutEngine, make_engine
 from training.schedules import learning_rate_at
@@ -147,8 +155,10 @@ class Trainer:
         weights_path = str(ckpt / "model") if ckpt is not None else cfg.model
         self.tokenizer = AutoTokenizer.from_pretrained(weights_path)
         self.model = load_causal_lm(weights_path, self.dtype, self.device)
-        if cfg.gradient_checkpointing:
-            self.model.gradient_checkpointing_enable()  # type: ignore[operator]
+        # Forced, or on by itself for a large model (memory.checkpointing_min_params).
+        min_params = cfg.memory.checkpointing_min_params
+        if wants_gradient_checkpointing(self.model, cfg.gradient_checkpointing, min_params):
+            enable_gradient_checkpointing(self.model)
         self.model.train()
         self.dist.check_batch(cfg.prompts_per_step, cfg.updates_per_rollout)
         self.model = self.dist.shard_model(self.model, self.device)  # FSDP2 under torchrun

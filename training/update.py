@@ -22,6 +22,7 @@ from training.distributed import DistContext
 from training.logprobs import model_logprobs
 from training.loss import clipped_policy_loss
 from training.masking import MaskDecision
+from training.micro_batches import micro_batches
 from training.rollout import Completion
 from training.step_metrics import mean
 
@@ -131,13 +132,15 @@ def policy_update(
     engine_entropy = all(c.entropy_sum is not None for c in comps)
     minibatches = minibatch_indices(n // cfg.group_size, cfg.group_size, cfg.updates_per_rollout)
     mbs = cfg.micro_batch_size
+    tokens_cap = cfg.memory.micro_batch_tokens  # > 0: micro-batches by padded tokens, not by count
 
     # Off-policy updates need pi_old from before the first update (ratio = 1 only for the first).
     old: dict[int, torch.Tensor] = {}
     if len(minibatches) > 1:
         with torch.no_grad():
             todo = [i for i in range(n) if need_forward[i]]
-            for chunk in dist.padded_chunks([todo[s : s + mbs] for s in range(0, len(todo), mbs)]):
+            chunks = micro_batches(todo, prompts, comps, max_samples=mbs, max_tokens=tokens_cap)
+            for chunk in dist.padded_chunks(chunks):
                 if chunk is None:
                     dist.idle_pass(model, setup, backward=False)
                     continue
@@ -161,7 +164,8 @@ def policy_update(
             if p.grad is None:
                 p.grad = torch.zeros_like(p)  # an update without signal still steps (Adam momentum)
         mb_loss = 0.0
-        for chunk in dist.padded_chunks([todo[s : s + mbs] for s in range(0, len(todo), mbs)]):
+        chunks = micro_batches(todo, prompts, comps, max_samples=mbs, max_tokens=tokens_cap)
+        for chunk in dist.padded_chunks(chunks):
             if chunk is None:
                 dist.idle_pass(model, setup, backward=True)
                 continue
