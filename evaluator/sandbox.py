@@ -19,13 +19,15 @@ What the sandbox does, with bubblewrap (``"sandbox": "bwrap"`` in verdicts):
   kill it (the kernel drops signals to a namespace init that has no handler);
 - a private root: read-only binds of ``/usr`` (and the ``/bin``, ``/lib*`` links), the Python
   installation and virtualenv, and the three judge modules; a fresh ``/proc`` and minimal ``/dev``; a
-  size-capped tmpfs ``/tmp`` holding a per-solution working directory that is wiped after each
-  solution. The project directory, its settings, ``/etc``, ``/home`` and ``/root`` are not visible;
+  size-capped tmpfs ``/tmp`` holding a per-solution working directory: a tmpfs of its own
+  (``SandboxConfig.workdir_mb``, ``nr_inodes`` = ``Limits.max_files`` + 1, owned by the runner's uid) that
+  the worker mounts at load and detaches after the solution (the root worker holds CAP_SYS_ADMIN for this;
+  where it cannot mount, a directory wiped recursively). The project directory, its settings, ``/etc``, ``/home`` and ``/root`` are not visible;
 - ``--clearenv`` with a handful of fixed variables: secrets in the judge's environment are not visible;
 - ``--die-with-parent`` and ``--new-session`` (no terminal injection);
 - when the judge runs as root, bwrap keeps the real root only for the worker, with just the capabilities
-  it needs (setuid/setgid/kill/chown/dac_override/fowner, and sys_ptrace to read the solution's
-  smaps_rollup and descriptors for memory accounting); every runner switches to a per-slot unused
+  it needs (setuid/setgid/kill/chown/dac_override/fowner, sys_ptrace to read the solution's
+  smaps_rollup and descriptors for memory accounting, sys_admin to mount each solution's tmpfs); every runner switches to a per-slot unused
   uid with no capabilities, so it cannot signal, ptrace or read the worker and RLIMIT_NPROC counts only
   its own processes. As a normal user bwrap uses a user namespace (``--unshare-all``) instead;
 - the IPC namespace is the worker's: after each solution its System V shared memory, semaphores and
@@ -49,18 +51,23 @@ default thread stack.
 
 - kernel exploits through the system calls the filter allows (file, memory, socket, futex, ...);
   bubblewrap is not a VM;
-- CPU and memory *contention*: no cgroup controller limits anything (the dev box has a cgroup v1 hybrid
-  whose unified hierarchy has no controllers). A root judge gives each worker a cgroup v2 anyway
-  (:mod:`_cgroup`): its runner cgroup's ``cpu.stat`` makes CPU accounting exact; elsewhere a helper that
-  is forked, burns CPU and is auto-reaped within one 20 ms sample is missed. Memory is *measured*: a peak
-  shorter than a sample (50 ms, 20 ms with helpers) is missed; kernel memory (page tables, many small
-  files or sockets) is not counted; memfds that are both mapped and held count twice;
-- files: the working directory is wiped after each solution, not a fresh tmpfs (mounting one needs
-  CAP_SYS_ADMIN, which the root worker deliberately lacks, and bwrap cannot set ``nr_inodes``); instead
-  the worker reads the private ``/tmp``'s usage (statvfs): bytes a test writes count as memory and more
-  than ``Limits.max_files`` new inodes in a test is OLE. Files kept from earlier tests of the same
-  solution are bounded by the tmpfs size only. ``/dev/shm`` is read-only, so ``multiprocessing`` locks
-  are unavailable;
+- CPU *contention* between neighbours: no CPU controller shares the cores. A root judge gives each
+  worker a cgroup v2 (:mod:`_cgroup`; no controller needed): its runner cgroup's ``cpu.stat`` makes CPU
+  accounting exact; elsewhere a helper that is forked, burns CPU and is auto-reaped within one 20 ms
+  sample is missed;
+- memory where no memory controller is available to the judge: then memory is only *measured*: a peak
+  shorter than a sample (50 ms, 20 ms with helpers) is missed and kernel memory is not counted. Where
+  the judge may create a memory cgroup (the v1 ``memory`` hierarchy on the dev box, as root), every
+  worker's runners join one whose hard limit is set per solution to ``memory_mb`` on top of the
+  interpreter's footprint (the worker's resident size + 64 MiB): every process, shared memory segment,
+  memfd, tmpfs file and kernel allocation of the solution is charged there and an OOM kill in it is MLE.
+  The measured check still applies first, at ``memory_mb`` exactly; memfds both mapped and held count
+  twice in it;
+- files without an own tmpfs (no mount permission, the rlimit fallback): the working directory is wiped
+  after each solution and the worker reads the private ``/tmp``'s usage (statvfs): bytes a test writes
+  count as memory and more than ``Limits.max_files`` new inodes in a test is OLE. With an own tmpfs the
+  kernel caps the solution's inodes (the last free one used up is OLE) and its bytes (``workdir_mb``), and
+  the bytes count as memory. ``/dev/shm`` is read-only, so ``multiprocessing`` locks are unavailable;
 - reading anything inside the bound system directories and the virtualenv (world-readable system files);
 - side channels between tests of one solution (they share a process by design) and, because a worker is
   reused, timing side channels between solutions;
