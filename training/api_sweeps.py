@@ -129,9 +129,15 @@ class SweepCreateSerializer(serializers.Serializer):
         help_text='Variants, each {dotted path: value} (optional "_label"), e.g. three temperature schedules.',
     )
     axes = AxisSerializer(many=True, required=False, default=list)
-    seeds = serializers.ListField(child=serializers.IntegerField(), required=False, default=list)
-    release_id = serializers.IntegerField(required=False, allow_null=True, default=None)
-    heldout_release_id = serializers.IntegerField(required=False, allow_null=True, default=None)
+    seeds = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=2**32 - 1), required=False, default=list
+    )
+    release_id = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1
+    )
+    heldout_release_id = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=2**63 - 1
+    )
 
 
 class SweepCloneSerializer(serializers.Serializer):

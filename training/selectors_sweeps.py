@@ -62,6 +62,18 @@ def sweep_runs(*, sweep_id: int) -> QuerySet[TrainingRun]:
     return TrainingRun.objects.filter(sweep_id=sweep_id).select_related("created_by").order_by("id")
 
 
+#: the largest primary key (PostgreSQL bigint); a bigger "id" is no id, not a database error
+_MAX_ID = 2**63 - 1
+
+
+def as_id(raw: str) -> int | None:
+    """``raw`` as a primary key, or None: ASCII digits only (``"²".isdigit()`` is true), within bigint."""
+    if not (raw.isascii() and raw.isdigit()):
+        return None
+    value = int(raw)
+    return value if value <= _MAX_ID else None
+
+
 def parse_run_ids(raw: str, *, limit: int) -> list[int]:
     """``"3,1,2"`` -> ``[3, 1, 2]`` (order kept, duplicates once); ``ValueError`` saying what is wrong."""
     ids: list[int] = []
@@ -69,7 +81,7 @@ def parse_run_ids(raw: str, *, limit: int) -> list[int]:
         part = part.strip()
         if not part:
             continue
-        if not part.isdigit():
+        if as_id(part) is None:
             raise ValueError(f"run ids are integers separated by commas, got {part!r}")
         if int(part) not in ids:
             ids.append(int(part))
@@ -103,6 +115,7 @@ __all__ = [
     "COMPARE_PANELS",
     "compare_panels",
     "existing_runs",
+    "as_id",
     "parse_run_ids",
     "sweep_counts",
     "sweep_get",

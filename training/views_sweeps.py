@@ -106,7 +106,7 @@ def _parse_seeds(text: str) -> list[int]:
 
 
 def _int_or_none(raw: str) -> int | None:
-    return int(raw) if raw.isdigit() else None
+    return selectors_sweeps.as_id(raw)
 
 
 def spec_from_form(post: Any) -> dict[str, Any]:
@@ -219,8 +219,9 @@ def sweep_create(request: HttpRequest) -> HttpResponse:
     else:
         source = request.GET.get("from", "")
         example = _EXAMPLES.get(request.GET.get("example", ""))
-        if source.isdigit():
-            sweep = Sweep.objects.filter(pk=int(source)).first()
+        if source:
+            source_id = selectors_sweeps.as_id(source)
+            sweep = Sweep.objects.filter(pk=source_id).first() if source_id is not None else None
             if sweep is None:
                 raise Http404("no such sweep")
             form.update(_form_from_spec(sweep))
@@ -297,9 +298,10 @@ def compare(request: HttpRequest) -> HttpResponse:
     raw_sweep = request.GET.get("sweep", "")
     try:
         if raw_sweep:
-            if not raw_sweep.isdigit():
+            sweep_id = selectors_sweeps.as_id(raw_sweep)
+            if sweep_id is None:
                 raise ValueError(f"sweep must be a sweep id, got {raw_sweep!r}")
-            sweep = Sweep.objects.filter(pk=int(raw_sweep)).first()
+            sweep = Sweep.objects.filter(pk=sweep_id).first()
             if sweep is None:
                 raise Http404("no such sweep")
             run_ids = list(selectors_sweeps.sweep_runs(sweep_id=sweep.pk).values_list("pk", flat=True))

@@ -154,6 +154,7 @@ def test_the_compare_api_defaults_to_the_papers_metrics(api_as: Any, viewer: Any
 
 @pytest.mark.parametrize("query,field", [
     ("", "runs"), ("runs=1,abc", "runs"), ("runs=424242", "runs"), ("runs={a}&points=many", "points"),
+    ("runs=%C2%B2", "runs"), ("runs=99999999999999999999", "runs"),
 ])
 def test_the_compare_api_says_what_is_wrong_with_a_request(
     api_as: Any, viewer: Any, two_runs: Any, query: str, field: str

@@ -269,6 +269,25 @@ def test_it_answers_an_invalid_sweep_with_400_naming_the_run_and_field(
     assert not Sweep.objects.exists()
 
 
+@pytest.mark.parametrize("field,value", [
+    ("release_id", 99999999999999999999), ("release_id", 424242), ("seeds", [-1]), ("seeds", [2**40]),
+    ("axes", [{"path": "mask.probability"}]), ("override_sets", [{"no.such.field": 1}]), ("base_config", [1]),
+])
+def test_it_answers_a_bad_part_of_a_sweep_with_400_naming_it(
+    api_as: Any, trainer: Any, base: dict[str, Any], field: str, value: Any
+) -> None:
+    body = {"name": "bad", "base_config": base, "seeds": [0, 1], field: value}
+    response = api_as(trainer).post("/api/sweeps/", body, format="json")
+    assert response.status_code == 400 and field in response.json(), response.content
+    assert not Sweep.objects.exists()
+
+
+def test_the_pages_answer_a_bad_sweep_id_with_404(client_as: Any, trainer: Any) -> None:
+    for query in ("from=%C2%B2", "from=99999999999999999999", "from=424242"):
+        assert client_as(trainer).get(reverse("training:sweep-create") + "?" + query).status_code == 404
+    assert client_as(trainer).get(reverse("training:compare") + "?sweep=%C2%B2").status_code == 400
+
+
 def test_it_answers_a_too_big_sweep_with_400(api_as: Any, trainer: Any, base: dict[str, Any], settings: Any) -> None:
     settings.SWEEP_MAX_RUNS = 3
     response = api_as(trainer).post("/api/sweeps/", {"name": "big", "base_config": base, "seeds": [0, 1, 2, 3]},

@@ -140,6 +140,8 @@ def _check_spec(
         grid.append((path, list(values)))
     if not isinstance(seeds, list) or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
         raise ValidationError({"seeds": ["must be a list of integers"]})
+    if any(not 0 <= s < 2**32 for s in seeds):
+        raise ValidationError({"seeds": ["seeds are integers from 0 to 4294967295"]})
     if len(set(seeds)) != len(seeds):
         raise ValidationError({"seeds": ["a seed is listed twice"]})
     if seeds and any("seed" in s for s in sets):
