@@ -94,7 +94,7 @@ def test_it_stores_the_full_resolved_config(db: object, dataset: str, runs_dir: 
     run = _create(dataset)
     assert run.status == RunStatus.QUEUED
     assert run.config["mask"] == {"policy": "conditional", "probability": 0.1, "repeat_window": 128,
-                                  "ngram_size": 4, "ngram_repeat_threshold": 0.5}
+                                  "ngram_loop_test": False, "ngram_size": 4, "ngram_repeat_threshold": 0.5}
     assert run.config["output_dir"] == str(runs_dir / f"run-{run.pk}") == run.output_dir
 
 
