@@ -45,6 +45,7 @@ from training.services.lease import (
     lease_wait_s,
 )
 from training.services.metrics import metrics_record, metrics_truncate_after, samples_record
+from training.services.run_launch import LaunchFailed, processes_for, train_launched
 from training.services.runs import (
     _checkpoint_step,
     _export_release,
@@ -186,6 +187,7 @@ def run_attempt(*, run_id: int, trainer_factory: Callable[..., Any] | None = Non
 def _train(run: TrainingRun, lease: RunLease, trainer_factory: Callable[..., Any] | None) -> AttemptOutcome:
     """The body of :func:`run_attempt` once the lease is held; raises :class:`LeaseLost` when superseded."""
     run_id = run.pk
+    may_launch = trainer_factory is None  # tests inject a trainer: always in this process
     if trainer_factory is None:
         from training.trainer import Trainer
 
@@ -224,7 +226,23 @@ def _train(run: TrainingRun, lease: RunLease, trainer_factory: Callable[..., Any
         from training.checkpoint import latest_checkpoint
 
         ckpt = latest_checkpoint(out) if config.resume else None
-        on_resume(_checkpoint_step(ckpt) if ckpt is not None else 0)
+        resume_step = _checkpoint_step(ckpt) if ckpt is not None else 0
+        on_resume(resume_step)
+        nproc = processes_for(config) if may_launch else 1
+        if nproc > 1:  # several GPUs: torchrun in a subprocess, CUDA never touched here (run_launch)
+            launched = train_launched(
+                config,
+                out,
+                nproc,
+                after_step=resume_step,
+                on_metrics=on_metrics,
+                on_samples=on_samples,
+                on_poll=lambda: _sync_checkpoints(lease, run_id, out),
+                should_stop=should_stop,
+            )
+            if launched.error:
+                raise LaunchFailed(launched.error)
+            return _end(lease, run_id, out, stopped=launched.stopped)
         trainer = trainer_factory(
             config,
             on_metrics=on_metrics,
@@ -237,7 +255,7 @@ def _train(run: TrainingRun, lease: RunLease, trainer_factory: Callable[..., Any
         raise
     except Exception as exc:  # noqa: BLE001 - any training failure ends the run as failed, with the reason
         log.exception("training run %s failed", run_id)
-        detail = "".join(traceback.format_exception(exc))[-20_000:]
+        detail = (str(exc) if isinstance(exc, LaunchFailed) else "".join(traceback.format_exception(exc)))[-20_000:]
         with lease.held():
             checkpoints_sync(run_id=run_id, output_dir=out)
         return AttemptOutcome(status=_finish(lease, str(RunStatus.FAILED), detail).status, trained=True)
@@ -248,7 +266,16 @@ def _train(run: TrainingRun, lease: RunLease, trainer_factory: Callable[..., Any
                 close()
             except Exception:  # noqa: BLE001 - cleanup must not mask the outcome
                 log.exception("closing the trainer of run %s failed", run_id)
+    return _end(lease, run_id, out, stopped=bool(getattr(result, "stopped", False)))
+
+
+def _sync_checkpoints(lease: RunLease, run_id: int, out: Path) -> None:
     with lease.held():
         checkpoints_sync(run_id=run_id, output_dir=out)
-    status = str(RunStatus.CANCELLED) if getattr(result, "stopped", False) else str(RunStatus.SUCCEEDED)
+
+
+def _end(lease: RunLease, run_id: int, out: Path, *, stopped: bool) -> AttemptOutcome:
+    """A run that trained to its end (or honoured a cancel): checkpoint rows, then the final status."""
+    _sync_checkpoints(lease, run_id, out)
+    status = str(RunStatus.CANCELLED) if stopped else str(RunStatus.SUCCEEDED)
     return AttemptOutcome(status=_finish(lease, status).status, trained=True)
