@@ -295,6 +295,7 @@ def sweep_cancel(request: HttpRequest, sweep_id: int) -> HttpResponse:
 def compare(request: HttpRequest) -> HttpResponse:
     """``?runs=1,2,3`` or ``?sweep=<id>`` (its runs): the overlay page."""
     sweep = None
+    left_out = 0
     raw_sweep = request.GET.get("sweep", "")
     try:
         if raw_sweep:
@@ -307,6 +308,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             run_ids = list(selectors_sweeps.sweep_runs(sweep_id=sweep.pk).values_list("pk", flat=True))
             if not run_ids:
                 raise ValueError("this sweep has no runs to compare")
+            left_out = max(0, len(run_ids) - series.MAX_RUNS)
             run_ids = run_ids[: series.MAX_RUNS]
         else:
             # ?runs=1,2,3 or the run list's checkboxes: ?runs=1&runs=2
@@ -324,6 +326,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             "sweep": sweep,
             "run_ids": found,
             "missing": missing,
+            "left_out": left_out,
             "compare_config": {
                 "run_ids": found,
                 "panels": selectors_sweeps.compare_panels(),

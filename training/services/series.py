@@ -29,7 +29,7 @@ DEFAULT_POINTS = 600
 #: significant digits of the bucket values sent (charts and tooltips show 3)
 SIGNIFICANT_DIGITS = 6
 #: the most runs / metrics one comparison may ask for
-MAX_RUNS = 50
+MAX_RUNS = 64  # = the default SWEEP_MAX_RUNS: a whole sweep fits on one page
 MAX_METRICS = 40
 
 #: which way is better for the summary's "best" (metrics not listed: higher is better)
