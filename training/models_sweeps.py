@@ -29,30 +29,50 @@ class Sweep(models.Model):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     base_config = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='Sparse nested config every run starts from (may name a "preset").',
     )
     override_sets = models.JSONField(
-        default=list, blank=True,
+        default=list,
+        blank=True,
         help_text="List of {dotted path: value} mappings, one per variant (crossed with the axes).",
     )
     axes = models.JSONField(
-        default=list, blank=True, help_text='Grid axes: [{"path": "mask.probability", "values": [0.1, 0.3]}, ...].'
+        default=list,
+        blank=True,
+        help_text='Grid axes: [{"path": "mask.probability", "values": [0.1, 0.3]}, ...].',
     )
     seeds = models.JSONField(default=list, blank=True, help_text="Seeds axis (empty: the config's seed).")
     release = models.ForeignKey(
-        "curation.DatasetRelease", null=True, blank=True, on_delete=models.PROTECT, related_name="sweeps",
+        "curation.DatasetRelease",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="sweeps",
         help_text="The dataset release every run trains on (None: the config's dataset.release file).",
     )
     heldout_release = models.ForeignKey(
-        "curation.DatasetRelease", null=True, blank=True, on_delete=models.PROTECT, related_name="heldout_sweeps",
+        "curation.DatasetRelease",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="heldout_sweeps",
         help_text="Held-out release every run evaluates during training.",
     )
     cloned_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="clones",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="clones",
     )
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="training_sweeps"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="training_sweeps",
     )
     cancel_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -67,8 +87,12 @@ class Sweep(models.Model):
     def spec(self) -> dict[str, Any]:
         """The specification as the API takes it (what a clone copies)."""
         return {
-            "base_config": self.base_config, "override_sets": self.override_sets, "axes": self.axes,
-            "seeds": self.seeds, "release_id": self.release_id, "heldout_release_id": self.heldout_release_id,
+            "base_config": self.base_config,
+            "override_sets": self.override_sets,
+            "axes": self.axes,
+            "seeds": self.seeds,
+            "release_id": self.release_id,
+            "heldout_release_id": self.heldout_release_id,
         }
 
     @staticmethod
