@@ -6,8 +6,8 @@
   number of GPUs under FSDP, plus the all-gather buffer of two decoder layers), the bfloat16 copies of
   the weights autocast keeps for the backward pass, the reference model (only with ``kl_coef > 0``),
   the activations autograd saves for one micro-batch (with or without gradient checkpointing) and the
-  logits of the log-probability path (the full ``(tokens, vocabulary)`` path or the chunked one of
-  ``training.logprobs``);
+  logits of the trainer's chunked log-probability head (``training.logprobs``; the full
+  ``(tokens, vocabulary)`` path's figure is kept in ``alternatives`` for comparison);
 - the rollout phase: vLLM's share ``rollout.gpu_memory_utilization`` of the GPU (its weights plus KV
   cache), or the transformers engine's KV cache for ``rollout.batch_size`` sequences.
 
@@ -17,11 +17,13 @@ The activation model is per token and per decoder layer, in elements: ``6h + 5q 
 tensors (h hidden, q = heads x head_dim, kv = kv_heads x head_dim, I intermediate; the norms' inputs and
 outputs, the q/k/v projections before and after their norms, the attention output, the MLP's gate, up,
 activation and product), no (length x length) term (flash/memory-efficient attention). With
-checkpointing only each layer's input is kept, and one layer is recomputed at a time. The full-logits
-path holds ``2B + 1`` float32 (C, V) blocks at its peak (the logits, the scaled copies autograd saves
-row by row and one row's temporaries). These coefficients were checked against measured CPU peaks of
-tiny Qwen3 models (tests/training/test_memory_plan.py; within a few per cent), the GPU mixed-precision
-terms follow the same tensors at bfloat16 width except the float32 norms.
+checkpointing only each layer's input is kept, and one layer is recomputed at a time (after the logits
+stage, so the larger of the two counts). The chunked head holds two float32 ``(chunk, V)`` blocks at its
+peak (plus the bfloat16 matmul output under autocast), the head's weight gradient and the completions'
+hidden states; the full path would hold ``2B + 1`` float32 ``(C, V)`` blocks. These coefficients were
+checked against measured CPU peaks of tiny Qwen3 models (``training.memory_probe``,
+``bench/memory_plan.py``, tests/training/test_memory_plan.py: within a few per cent); the GPU
+mixed-precision terms follow the same tensors at bfloat16 width except the float32 norms.
 
 ``model_shape(name)`` knows Qwen3-0.6B/1.7B/4B/8B without any download, and reads ``config.json`` from a
 local model directory or the Hugging Face cache otherwise.
@@ -202,17 +204,14 @@ def _autocast_bf16(config: GRPOConfig, on_gpu: bool) -> bool:
     return config.mixed_precision == "bf16" or (config.mixed_precision == "auto" and on_gpu)
 
 
-def _chunk_tokens(config: GRPOConfig) -> int | None:
-    """Tokens per log-prob chunk when the config uses the chunked path (``training.logprobs``), else None."""
+def _chunk_tokens(config: GRPOConfig) -> int:
+    """Tokens per log-prob chunk of the trainer's chunked head (``training.logprobs``): a config field
+    when the config has one, else 0 (automatic: as many tokens as fit 2**24 logits)."""
     for name in ("logprob_chunk_tokens", "logprobs_chunk_tokens"):
         value = getattr(config, name, None)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
-    section = getattr(config, "logprobs", None)
-    if section is not None and getattr(section, "chunked", True):
-        value = getattr(section, "chunk_tokens", 0)
-        return int(value) if isinstance(value, int) else 0
-    return None
+    return 0
 
 
 def _chunk_len(vocab: int, chunk_tokens: int) -> int:
@@ -230,7 +229,13 @@ class _Sizes:
 
 
 def _sizes(
-    config: GRPOConfig, shape: ModelShape, *, micro_batch: int, autocast: bool, act_bytes: int
+    config: GRPOConfig,
+    shape: ModelShape,
+    *,
+    micro_batch: int,
+    autocast: bool,
+    act_bytes: int,
+    param_bytes: int,
 ) -> _Sizes:
     h, inter = shape.hidden_size, shape.intermediate_size
     q, kv = shape.num_heads * shape.head_dim, shape.num_kv_heads * shape.head_dim
@@ -249,8 +254,11 @@ def _sizes(
     vocab = shape.vocab_size
     # logits (B, C, V) + the float32 scaled copy autograd saves per row + one row's temporaries
     logits_full = comp_tokens * vocab * (logit_bytes + 4) + config.max_response_length * vocab * 4
-    chunk = _chunk_len(vocab, _chunk_tokens(config) or 0)
-    logits_chunked = 3 * min(chunk, comp_tokens) * vocab * 4 + comp_tokens * h * act_bytes
+    # chunked head: two float32 (chunk, V) blocks (the logits and softmax / their gradient; plus the bf16
+    # matmul output under autocast), the head's weight gradient it returns, the completions' hidden states
+    chunk = min(_chunk_len(vocab, _chunk_tokens(config)), comp_tokens)
+    head_grad = vocab * h * param_bytes
+    logits_chunked = chunk * vocab * (8 + (2 if autocast else 0)) + head_grad + comp_tokens * h * act_bytes
     return _Sizes(acts_full, layer_inputs + recompute, logits_full, logits_chunked)
 
 
@@ -316,9 +324,8 @@ def _estimate(
     if config.kl_coef > 0:
         add("reference", "Reference model (KL)", sharded * (2 if autocast else pbytes), note="kl_coef > 0")
 
-    sizes = _sizes(config, shape, micro_batch=mb, autocast=autocast, act_bytes=act_bytes)
-    chunked = _chunk_tokens(config) is not None
-    logits = sizes.logits_chunked if chunked else sizes.logits_full
+    sizes = _sizes(config, shape, micro_batch=mb, autocast=autocast, act_bytes=act_bytes, param_bytes=pbytes)
+    logits = sizes.logits_chunked  # the trainer's path (training.update.completion_logprobs)
     seq = config.max_prompt_length + config.max_response_length
     h = shape.hidden_size
     layer_inputs = shape.num_layers * mb * seq * h * act_bytes
@@ -335,9 +342,11 @@ def _estimate(
         add("activations", "Activations", sizes.activations_full, note=f"micro-batch {mb} x {seq} tokens")
     add(
         "logits",
-        "Logits (chunked log-probs)" if chunked else "Logits (full log-prob path)",
+        "Logits (chunked log-probs)",
         logits,
-        note=f"{mb} x {config.max_response_length} completion tokens x {shape.vocab_size} vocabulary",
+        note=f"chunks of {min(_chunk_len(shape.vocab_size, _chunk_tokens(config)), mb * config.max_response_length)}"
+        f" of {mb} x {config.max_response_length} completion tokens x {shape.vocab_size} vocabulary "
+        f"(full logits: {_gib(sizes.logits_full)})",
     )
 
     sleep = _sleep_mode(config)
@@ -449,11 +458,6 @@ def _advice(
             f"Set gradient_checkpointing: true: activations {_gib(alt['activations_without_checkpointing'])} -> "
             f"{_gib(alt['activations_with_checkpointing'])} (update phase {_gib(_phase(plan, 'update'))} -> "
             f"{_gib(_phase(trial, 'update'))})."
-        )
-    if _chunk_tokens(config) is None and alt["logits_full"] > 2 * alt["logits_chunked"]:
-        out.append(
-            f"Use the chunked log-prob path (training.logprobs): logits {_gib(alt['logits_full'])} -> "
-            f"{_gib(alt['logits_chunked'])}."
         )
     if config.micro_batch_size > 1:
         best = None

@@ -4,9 +4,6 @@ against a measured CPU peak."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +11,7 @@ import pytest
 
 from training.config import config_from_dict
 from training.memory_plan import GIB, KNOWN_SHAPES, ModelShape, model_shape, plan_for_config, plan_memory
+from training.memory_probe import measure
 
 TINY = {
     "hidden_size": 128,
@@ -21,7 +19,7 @@ TINY = {
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
     "head_dim": 32,
-    "vocab_size": 8192,
+    "vocab_size": 32768,
     "intermediate_size": 512,
     "tie_word_embeddings": True,
 }
@@ -45,7 +43,7 @@ def test_it_knows_the_qwen3_shapes_with_their_published_parameter_counts() -> No
 def test_it_reads_the_shape_from_a_local_model_directory(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps(TINY))
     shape = model_shape(str(tmp_path))
-    assert (shape.hidden_size, shape.num_layers, shape.num_kv_heads, shape.vocab_size) == (128, 4, 2, 8192)
+    assert (shape.hidden_size, shape.num_layers, shape.num_kv_heads, shape.vocab_size) == (128, 4, 2, 32768)
 
 
 def test_it_reads_the_shape_from_the_hugging_face_cache(
@@ -123,89 +121,20 @@ def test_it_has_no_gpu_budget_for_a_cpu_run() -> None:
 
 # --- the estimate against a measurement ------------------------------------------------------------
 
-_PROBE = r"""
-import json, sys
-import torch
-torch.set_num_threads(1)
-from transformers import Qwen3Config, Qwen3ForCausalLM
-from training.config import config_from_dict
-from training.masking import MaskDecision
-from training.rollout.base import Completion
-from training.update import ForwardSetup, policy_update
-
-def status(key):
-    for line in open("/proc/self/status"):
-        if line.startswith(key + ":"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError(key)
-
-shape, cfg_dict = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-cfg = config_from_dict(cfg_dict)
-B, P, C, V = cfg.micro_batch_size, cfg.max_prompt_length, cfg.max_response_length, shape["vocab_size"]
-
-def model_of(layers, vocab):
-    config = Qwen3Config(**{**shape, "num_hidden_layers": layers, "vocab_size": vocab, "max_position_embeddings": P + C + 8})
-    torch.manual_seed(0)
-    model = Qwen3ForCausalLM(config)
-    if cfg.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
-    model.train()
-    return model
-
-def update(model, opt, vocab):
-    g = torch.Generator().manual_seed(0)
-    prompts = [torch.randint(0, vocab, (P,), generator=g).tolist() for _ in range(B)]
-    comps = [Completion(i, torch.randint(0, vocab, (C,), generator=g).tolist(), [-1.0] * C, True, 1.0) for i in range(B)]
-    masks = [MaskDecision(False, True, True, True, False)] * B
-    rewards = [float(i % 2) for i in range(B)]
-    setup = ForwardSetup(pad_id=0, device=torch.device("cpu"), autocast_dtype=None)
-    policy_update(cfg, model, opt, setup, prompts, comps, rewards, masks, [r - 0.5 for r in rewards], 1.0)
-
-# warm-up on a throwaway model: lazy imports, kernels and allocator arenas are paid for before the baseline
-warm = model_of(1, 256)
-update(warm, torch.optim.AdamW(warm.parameters(), lr=1e-6), 256)
-del warm
-base = status("VmRSS")
-open("/proc/self/clear_refs", "w").write("5")  # reset VmHWM (the peak resident size) to the current size
-model = model_of(shape["num_hidden_layers"], V)
-opt = torch.optim.AdamW(model.parameters(), lr=1e-6)
-update(model, opt, V)  # allocates the AdamW moments
-state = status("VmRSS")
-update(model, opt, V)  # steady state: the moments exist during forward and backward
-peak = status("VmHWM")
-print(json.dumps({"total": peak - base, "state": state - base, "params": sum(p.numel() for p in model.parameters())}))
-"""
-
-
-def _measure(shape: dict[str, Any], config: dict[str, Any]) -> dict[str, int]:
-    env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "OMP_NUM_THREADS": "1"}
-    root = Path(__file__).resolve().parents[2]
-    done = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(shape), json.dumps(config)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
-
 
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux /proc (peak RSS reset)")
 @pytest.mark.parametrize("checkpointing", [False, True])
 def test_it_estimates_the_measured_peak_of_a_tiny_model_update_within_20_percent(checkpointing: bool) -> None:
-    """Measured: a subprocess builds a tiny Qwen3 (4 layers, hidden 128, vocabulary 8192) and runs the
-    trainer's own ``policy_update`` (forward, log-probs, loss, backward, AdamW step) twice on a 4 x 512-token
-    micro-batch on CPU in float32. Memory is the process's resident size from /proc: glibc is told to
-    serve every allocation above 64 KiB with mmap (MALLOC_MMAP_THRESHOLD_), so freed tensors leave the
-    resident set at once and it tracks live tensors; a warm-up update on a throwaway model pays for lazy
-    imports and kernels first; then the baseline is read, the kernel's peak counter (VmHWM) is reset through
-    /proc/self/clear_refs, and the peak over model creation and both updates (the second one with AdamW's
-    moments alive) is VmHWM - baseline. The planner's update phase (weights, gradients, moments,
-    activations, logits) must be within 20 % of it, and its model state within 20 % of the resident growth
-    after the first update."""
+    """Measured (``training.memory_probe``): a subprocess builds a tiny Qwen3 (4 layers, hidden 128,
+    vocabulary 32768, so the log-prob head runs in 512-token chunks) and runs the trainer's own ``policy_update`` (forward, log-probs, loss, backward, AdamW
+    step) twice on a 4 x 512-token micro-batch on CPU in float32. Memory is the process's resident size
+    from /proc: glibc is told to serve every allocation above 64 KiB with mmap (MALLOC_MMAP_THRESHOLD_), so
+    freed tensors leave the resident set at once and it tracks live tensors; a warm-up update on a
+    throwaway model pays for lazy imports and kernels first; then the baseline is read, the kernel's peak
+    counter (VmHWM) is reset through /proc/self/clear_refs, and the peak over model creation and both
+    updates (the second one with AdamW's moments alive) is VmHWM - baseline. The planner's update phase
+    (weights, gradients, moments, activations, logits) must be within 20 % of it, and its model state
+    within 20 % of the resident growth after the first update."""
     config = {
         "model": "tiny",
         "device": "cpu",
@@ -217,7 +146,7 @@ def test_it_estimates_the_measured_peak_of_a_tiny_model_update_within_20_percent
         "minibatch_prompts": 2,
         "gradient_checkpointing": checkpointing,
     }
-    measured = _measure(TINY, config)
+    measured = measure(TINY, config)
     shape = ModelShape.from_hf_config("tiny", TINY)
     assert measured["params"] == shape.params
     plan = plan_memory(config_from_dict(config), shape)
