@@ -4,6 +4,8 @@
 ``reject_on_worker_lost`` means a worker that dies mid-run (OOM, node loss) does not acknowledge the
 message, so the broker redelivers it and the next worker resumes the run from its newest checkpoint.
 The soft time limit lets the trainer's exception handler mark the run failed before the hard limit.
+On a node with several GPUs the run trains under torchrun in a subprocess the task supervises
+(``training.services.run_launch``): CUDA is never initialized inside the forked worker.
 
 A redelivery can also reach a second worker while the first still trains the run (Redis redelivers a
 message once it is older than the visibility timeout, dead worker or not). The run lease turns that
