@@ -256,17 +256,19 @@
   document.getElementById("copy-yaml").addEventListener("click", function () {
     var pre = document.getElementById("resolved-yaml");
     var button = this;
-    function done() { button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy YAML"; }, 1500); }
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(pre.textContent).then(done);
-    } else {
+    function done() { button.dataset.copied = "1"; button.textContent = "Copied"; setTimeout(function () { button.textContent = "Copy YAML"; }, 1500); }
+    function fallback() {  // no clipboard API (or no permission): copy the selected text
       var range = document.createRange();
       range.selectNodeContents(pre);
       var selection = window.getSelection();
       selection.removeAllRanges();
       selection.addRange(range);
-      document.execCommand("copy");
-      done();
+      if (document.execCommand("copy")) { done(); } else { button.textContent = "Select and copy the text below"; }
+    }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(pre.textContent).then(done, fallback);
+    } else {
+      fallback();
     }
   });
 })();
