@@ -38,6 +38,16 @@ class FakeJudge:
         ]
 
 
+def _hold_from(group: int, judge: FakeJudge) -> Any:
+    """before_group: generate groups >= ``group`` only once the judge has started."""
+
+    def hold(i: int) -> None:
+        if i >= group:
+            judge.started.wait(timeout=10)
+
+    return hold
+
+
 def _distinct(out: Any) -> int:
     return len({(c.prompt_index, t) for c, t in zip(out.completions, out.texts)})
 
@@ -66,7 +76,7 @@ def test_judging_starts_on_the_first_samples_while_later_ones_still_generate() -
     engine = ScriptedEngine([script_tokens(RIGHT), script_tokens(WRONG)])
     judge = FakeJudge(engine)
     # Group 2 is generated only once the judge has started on an earlier sample.
-    engine.before_group = lambda i: None if i < 2 else judge.started.wait(timeout=10)
+    engine.before_group = _hold_from(2, judge)
     out = _run(engine, judge)
     assert judge.calls[0][1], "the first judge call came after generation had finished"
     assert out.samples_judged_early >= 1
@@ -104,7 +114,7 @@ class GroupsOnly(ScriptedEngine):
 def test_an_engine_with_on_group_only_is_judged_group_by_group_during_generation() -> None:
     engine = GroupsOnly([script_tokens(RIGHT), script_tokens(WRONG)])
     judge = FakeJudge(engine)
-    engine.before_group = lambda i: None if i < 2 else judge.started.wait(timeout=10)
+    engine.before_group = _hold_from(2, judge)
     out = _run(engine, judge)
     first_cases, running = judge.calls[0]
     assert running and first_cases <= 6  # whole groups (0, maybe 1) while generation still ran
@@ -159,8 +169,8 @@ def test_a_group_reported_twice_or_a_short_batch_is_an_error() -> None:
             return super().generate(prompts, **kw)[:-1]
 
     with pytest.raises(RuntimeError, match="returned 11 samples"):
-        engine = Short([script_tokens(RIGHT)], report_groups=False, report_samples=False)
-        _run(engine, FakeJudge(engine))
+        short = Short([script_tokens(RIGHT)], report_groups=False, report_samples=False)
+        _run(short, FakeJudge(short))
     with pytest.raises(ValueError, match="4 prompts but 3 problems"):
         rollout_and_judge(
             ScriptedEngine([[1]]),

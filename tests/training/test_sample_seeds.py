@@ -4,6 +4,7 @@ number of processes), and on_group reports each finished group from inside gener
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -52,7 +53,7 @@ def test_a_sample_depends_only_on_its_seed_not_on_batch_composition_or_process_s
 ) -> None:
     n = 2
     seeds = step_sample_seeds(0, 1, range(len(PROMPTS)), n)
-    kw = {"n": n, "temperature": 1.3, "max_new_tokens": 12, "seed": 99}
+    kw: dict[str, Any] = {"n": n, "temperature": 1.3, "max_new_tokens": 12, "seed": 99}
     whole = _tokens(_engine(policy).generate(PROMPTS, sample_seeds=seeds, **kw))
     # Two "processes", each with half of the prompts and their global seeds.
     first = _tokens(_engine(policy).generate(PROMPTS[:2], sample_seeds=seeds[:4], **kw))
@@ -79,7 +80,7 @@ def test_a_sample_depends_only_on_its_seed_not_on_batch_composition_or_process_s
 def test_without_sample_seeds_the_call_seed_still_decides_and_a_wrong_count_is_refused(
     policy: tuple[torch.nn.Module, int, int],
 ) -> None:
-    kw = {"n": 2, "temperature": 1.3, "max_new_tokens": 10}
+    kw: dict[str, Any] = {"n": 2, "temperature": 1.3, "max_new_tokens": 10}
     a = _tokens(_engine(policy).generate(PROMPTS, seed=1, **kw))
     assert a == _tokens(_engine(policy, batch_size=3).generate(PROMPTS, seed=1, **kw))
     assert a != _tokens(_engine(policy).generate(PROMPTS, seed=2, **kw))
