@@ -127,6 +127,7 @@ def fake_vllm(monkeypatch: pytest.MonkeyPatch) -> type[FakeLLM]:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
     FakeLLM.instances = []
     FakeLLM.client_class = InprocClient
     return FakeLLM
@@ -151,6 +152,16 @@ def test_it_builds_vllm_in_process_with_sleep_mode_and_the_configured_memory_sha
     assert kwargs["logprobs_mode"] == "processed_logprobs"
     assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
     assert "enable_sleep_mode" not in (_engine(sleep_level=0), fake_vllm.instances[1].kwargs)[1]
+
+
+def test_under_torchrun_each_rank_runs_its_engine_in_process_on_its_gpu(
+    fake_vllm: type[FakeLLM], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _engine()
+    assert "distributed_executor_backend" not in fake_vllm.instances[0].kwargs
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    _engine()
+    assert fake_vllm.instances[1].kwargs["distributed_executor_backend"] == "external_launcher"
 
 
 def test_it_sleeps_through_the_update_and_wakes_weights_then_kv_cache(fake_vllm: type[FakeLLM]) -> None:

@@ -23,7 +23,8 @@ without it. The engine:
   processes; ``top_p=1, top_k=-1 (disabled), min_p=0``; stops on the tokenizer's end-of-sequence ids;
   truncation is ``finish_reason == "length"``. Requests go through the in-process engine's
   ``add_request`` / ``step`` loop so ``on_group`` fires as soon as a prompt's n samples are done.
-- under torchrun every rank builds its own vLLM on its own GPU; ``sync_weights`` gathers each sharded
+- under torchrun every rank builds its own vLLM on its own GPU (vLLM's ``external_launcher`` executor,
+  which takes the rank's device from torchrun's environment); ``sync_weights`` gathers each sharded
   parameter (``DTensor.full_tensor``, a collective every rank runs in the same order) and streams it
   into the engine one tensor at a time.
 """
@@ -144,6 +145,9 @@ class VLLMEngine:
         }
         if sleep_level:
             kwargs["enable_sleep_mode"] = True
+        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1:
+            # torchrun: each rank runs its own engine on its own GPU, inside the rank's process.
+            kwargs["distributed_executor_backend"] = "external_launcher"
         try:
             self.llm = vllm.LLM(**kwargs, logprobs_mode="processed_logprobs")
             self.processed_logprobs = True
