@@ -322,7 +322,12 @@ def _estimate(
         cast = params * 2 if gpus == 1 else 2 * shape.layer_params * 2
         add("autocast_weights", "bf16 weight copies (autocast)", cast, note="kept for the backward pass")
     if config.kl_coef > 0:
-        add("reference", "Reference model (KL)", sharded * (2 if autocast else pbytes), note="kl_coef > 0")
+        add(
+            "reference",
+            "Reference model (KL)",
+            sharded * pbytes,
+            note="kl_coef > 0; loaded in dtype, no gradients",
+        )
 
     sizes = _sizes(config, shape, micro_batch=mb, autocast=autocast, act_bytes=act_bytes, param_bytes=pbytes)
     logits = sizes.logits_chunked  # the trainer's path (training.update.completion_logprobs)
