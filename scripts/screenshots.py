@@ -186,7 +186,7 @@ SHOTS: list[Shot] = [
     Shot("run", "A training run: live metrics", _run, full_page=True),
     Shot("run-form", "Launching a run from a preset", "/training/runs/new/"),
     Shot("sweeps", "Sweeps", _reverse_or_none("training:sweep-list")),
-    Shot("compare", "Comparing runs", _reverse_or_none("training:run-compare")),
+    Shot("compare", "Comparing runs", _reverse_or_none("training:compare")),
     Shot("insights", "The 34 MicroCoder training insights", _reverse_or_none("training:insights")),
     Shot("evaluations", "Model evaluations", "/training/evaluations/"),
 ]

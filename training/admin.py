@@ -6,6 +6,7 @@ from training.models import (
     ModelEvaluation,
     ModelEvaluationProblem,
     RunSample,
+    Sweep,
     TrainingRun,
 )
 
@@ -23,6 +24,13 @@ class TrainingRunAdmin(admin.ModelAdmin):
     search_fields = ["name", "node", "celery_task_id"]
     readonly_fields = ["latest_metrics", "last_step", "attempts", "celery_task_id", "started_at", "finished_at"]
     inlines = [CheckpointInline]
+
+
+@admin.register(Sweep)
+class SweepAdmin(admin.ModelAdmin):
+    list_display = ["id", "name", "created_by", "created_at", "cancel_requested"]
+    search_fields = ["name"]
+    readonly_fields = ["cloned_from", "created_at"]
 
 
 @admin.register(MetricChunk)

@@ -396,3 +396,13 @@ def test_the_compare_page_says_what_is_wrong_with_its_runs(client_as: Any, viewe
     response = client_as(viewer).get(reverse("training:compare") + "?runs=1,x")
     assert response.status_code == 400 and "integers" in response.content.decode()
     assert client_as(viewer).get(reverse("training:compare") + "?runs=424242").status_code == 404
+
+
+def test_a_run_of_a_sweep_links_back_to_its_sweep_and_the_comparison(
+    client_as: Any, viewer: Any, trainer: Any, base: dict[str, Any], sent: list[dict[str, Any]]
+) -> None:
+    sweep = _sweep(trainer, base, seeds=[0, 1])
+    run = sweep.runs.order_by("id").first()
+    page = client_as(viewer).get(reverse("training:run-detail", args=[run.pk])).content.decode()
+    assert f'href="{reverse("training:sweep-detail", args=[sweep.pk])}"' in page
+    assert f'{reverse("training:compare")}?sweep={sweep.pk}' in page

@@ -133,3 +133,20 @@ def test_it_shows_the_insights_next_to_mask_probability_on_the_create_form(
     insight = page.locator('[data-field="mask.probability"] .insight[data-insight="MASK-3"]')
     assert insight.is_visible()
     assert "0.3" in insight.text_content()
+
+
+def test_a_metric_that_moves_by_a_rounding_step_draws_instead_of_freezing_the_page(
+    page_as: Any, asgi_server: Any, viewer: Any, trainer: Any, tmp_path: Any, settings: Any
+) -> None:
+    """0.1 + 0.2 and 0.3 differ by one ulp: the axis is flat (one tick), not a loop over 1e16 ticks."""
+    settings.RUNS_DIR = tmp_path / "runs"
+    dataset = tmp_path / "release.jsonl"
+    dataset.write_text("{}\n")
+    flat = asgi_server.call(services.run_create, name="flat", user=trainer,
+                            config_dict={"model": "tiny", "dataset": {"release": str(dataset)}, "max_steps": 10})
+    asgi_server.call(services.metrics_bulk_record, run_id=flat.pk, steps=[1, 2, 3, 4],
+                     metrics={"reward": [0.3, 0.1 + 0.2, 0.3, 0.1 + 0.2]})
+    page = page_as(viewer)
+    page.goto(f"{asgi_server.url}/training/runs/{flat.pk}/")
+    page.wait_for_function("() => Number(document.querySelector('path[data-series=\"reward\"]')"
+                           ".getAttribute('data-points')) === 4", timeout=10_000)

@@ -88,14 +88,16 @@
 
   /* About `count` round tick values covering [lo, hi]. */
   function niceTicks(lo, hi, count) {
-    if (!(hi > lo)) return [lo];
+    // A range of a few float rounding steps (an EMA of a constant) is flat: one tick, never a loop
+    // over 1e16 candidates.
+    if (!(hi > lo) || hi - lo <= Math.max(Math.abs(lo), Math.abs(hi)) * 1e-9) return [lo];
     var raw = (hi - lo) / Math.max(1, count);
     var mag = Math.pow(10, Math.floor(Math.log10(raw)));
     var norm = raw / mag;
     var step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
     var ticks = [];
     var first = Math.ceil(lo / step);
-    for (var k = first; k * step <= hi + step * 1e-9; k++) {
+    for (var k = first; k * step <= hi + step * 1e-9 && ticks.length <= 4 * count + 2; k++) {
       var t = k * step;
       ticks.push(Math.abs(t) < step * 1e-9 ? 0 : Number(t.toPrecision(12)));
     }
