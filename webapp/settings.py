@@ -293,6 +293,8 @@ CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"visibility_timeout": _visibility_tim
 TRAINING_LEASE_TIMEOUT_S = env_int("TRAINING_LEASE_TIMEOUT_S", 120, minimum=1)
 #: seconds between heartbeats of a training run's lease owner (capped at a third of the lease timeout)
 TRAINING_HEARTBEAT_S = env_float("TRAINING_HEARTBEAT_S", 15.0)
+#: most processes (GPUs) one run trains on under torchrun (training.services.run_launch); 0 = all of the node's
+TRAINING_PROCESSES_PER_RUN = env_int("TRAINING_PROCESSES_PER_RUN", 0, minimum=0)
 #: the most runs one sweep may launch (training.services.sweeps): a bigger grid is refused with the count
 SWEEP_MAX_RUNS = env_int("SWEEP_MAX_RUNS", 64, minimum=1)
 #: model evaluations (training.tasks_evaluation): hard time limit of one delivery, and the lease after which a
