@@ -42,7 +42,8 @@ ACTIVE = "active"
 @dataclass(frozen=True)
 class JobRow:
     """One job as the jobs view shows it. ``total`` is None while the amount of work is unknown (an
-    import reads its file as it goes): the bar is then indeterminate and ``done`` counts what is done."""
+    import of a file whose rows cannot be counted up front, e.g. a JSON document or a folder of
+    packages): the bar is then indeterminate and ``done`` counts what is done."""
 
     kind: str
     kind_label: str

@@ -57,7 +57,7 @@ def _import_row(batch: Any) -> JobRow:
         title=f"{batch.filename} ({batch.format})",
         status=status,
         done=batch.total_rows,
-        total=batch.total_rows if finished else None,
+        total=batch.total_rows if finished else batch.expected_rows,  # None: not countable up front
         unit="rows",
         reason=reason,
         owner_id=owner_id,

@@ -26,6 +26,10 @@ class ImportBatch(models.Model):
         default=False, help_text="Run the normalize and constraints stages on the imported problems afterwards."
     )
     total_rows = models.PositiveIntegerField(default=0)
+    expected_rows = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Rows the file holds, counted before importing (JSONL and Parquet files); None when unknown.",
+    )
     imported_count = models.PositiveIntegerField(default=0)
     unchanged_count = models.PositiveIntegerField(default=0)
     updated_count = models.PositiveIntegerField(default=0)
@@ -59,6 +63,7 @@ class ImportBatch(models.Model):
         """The ``import.progress`` event data (``webapp.realtime.IMPORT_PROGRESS``)."""
         return {
             "batch_id": self.pk, "status": self.status, "rows": self.total_rows, "errors": self.rejected_count,
+            "expected": self.expected_rows,
             "imported": self.imported_count, "unchanged": self.unchanged_count, "updated": self.updated_count,
             "last_committed_row": self.last_committed_row, "message": self.message,
         }

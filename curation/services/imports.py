@@ -31,6 +31,7 @@ from curation.importers import ParsedRow, get_importer
 from curation.importers.limits import MIB, ReadLimits, limits_applied
 from curation.models import ImportBatch, ImportStatus
 from curation.records import ProblemRecord
+from curation.services.import_count import count_rows
 from curation.services.import_text import record_text_problem, report_text
 from curation.services.import_writes import (
     ChunkResult,
@@ -108,8 +109,11 @@ def problem_import(
     batch.rejected_count = 0
     batch.save()
     state = ImportState()
+    limits = import_read_limits()
+    batch.expected_rows = count_rows(path, max_bytes=limits.max_decompressed_bytes)
+    batch.save(update_fields=["expected_rows"])
     try:
-        with limits_applied(import_read_limits()):  # every import, uploaded or from the command line
+        with limits_applied(limits):  # every import, uploaded or from the command line
             for chunk in _chunks(importer.parse(path), batch_size):
                 _import_chunk(chunk, batch, state)
                 if on_progress is not None:

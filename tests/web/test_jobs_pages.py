@@ -98,9 +98,14 @@ def test_an_upload_shows_its_progress_live_and_ends_on_the_per_row_report(
         row = f'tr[data-job="import-{batch_id}"]'
         jobs.wait_for_selector(row)
         jobs.wait_for_function(
-            f"() => document.querySelector('{row} [data-field=\"progress_text\"]').textContent === '2 rows'"
+            f"() => document.querySelector('{row} [data-field=\"progress_text\"]').textContent === '2 / 6 rows'"
         )
-        assert jobs.get_attribute(f"{row} progress", "value") is None  # indeterminate: the total is unknown
+        assert jobs.evaluate(f"document.querySelector('{row} progress').value") == pytest.approx(33.3)
+        # the file's rows were counted before importing: the import page's bar has its end too
+        meter = page.evaluate(
+            "[...['max', 'value']].map(k => document.querySelector('#import-progress progress')[k])"
+        )
+        assert meter == [6, 2] and page.text_content("#import-progress [data-field=expected]") == " of 6"
     finally:
         go_on.set()
         done.result(timeout=30)

@@ -54,6 +54,8 @@ class Command(BaseCommand):
 
     @staticmethod
     def _advance(bar: Any, batch: ImportBatch) -> None:
+        if bar.total is None and batch.expected_rows is not None:
+            bar.total = batch.expected_rows  # counted before the first chunk (JSONL, Parquet)
         bar.update(batch.total_rows - bar.n)
         bar.set_postfix(rejected=batch.rejected_count, refresh=False)
 
