@@ -350,6 +350,13 @@ def op_check(worker: Any, header: dict[str, Any], blob: bytes) -> tuple[dict[str
     program, test_in, answer, output = split_parts(header, blob)
     if needs_program(worker, spec, program):
         return {"need_program": True}, []
+    return check_output(worker, spec, program, test_in, answer, output)
+
+
+def check_output(worker: Any, spec: dict[str, Any], program: bytes, test_in: bytes, answer: bytes,
+                 output: bytes) -> tuple[dict[str, Any], list[bytes]]:
+    """Run the checker ``spec`` on one test's ``output`` (see :func:`op_check`; also called by the
+    worker's ``run`` request when it carries the checker, which saves a round trip to the judge)."""
     run = _Program(worker, spec, program)
     fds: list[int] = []
     try:

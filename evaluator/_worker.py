@@ -226,6 +226,10 @@ class Worker(Housekeeping):
         return None
 
     def op_run(self, header: dict[str, Any], data: bytes) -> None:
+        check = header.get("check")  # a checker program to run on the output right here (see below)
+        program = answer = b""
+        if isinstance(check, dict):
+            data, program, answer = (proto.split_parts(header, data) + [b"", b"", b""])[:3]
         if self.sol is None:
             self.ctl_reply({"status": "IE", "message": "run before load"})
             return
@@ -274,7 +278,15 @@ class Worker(Housekeeping):
         if reply["status"] == "OK" and kind == "call" and not result:
             reply = {"status": "RE", "message": "the call returned nothing", **{
                 k: reply[k] for k in ("cpu_s", "wall_s", "restarted")}}
-        self.ctl_reply(reply, [stdout[:limits["output_limit"]], stderr, result])
+        nextpass = b""
+        if isinstance(check, dict) and reply["status"] == "OK":  # judged here: no round trip to the judge
+            if _programs.needs_program(self, check, program):
+                reply["checked"] = {"need_program": True}
+            else:
+                reply["checked"], extra = _programs.check_output(self, check, program, data, answer,
+                                                                 stdout[:limits["output_limit"]])
+                nextpass = extra[0] if extra else b""
+        self.ctl_reply(reply, [stdout[:limits["output_limit"]], stderr, result, nextpass])
 
     def ctl_reply(self, header: dict[str, Any], parts: list[bytes] | tuple[bytes, ...] = ()) -> None:
         proto.send(self.ctl, header, parts)

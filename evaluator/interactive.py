@@ -39,10 +39,10 @@ def run_test(worker: WorkerProcess, case: Case, test: CaseTest) -> Outcome:
         if case.interactive:
             reply, stderr, nextpass = _interact(worker, case, spec, data, test.expected_bytes)
         else:
-            reply, stdout, stderr, _result = worker.run("stdin", data, case.limits)
-            nextpass = b""
+            reply, stdout, stderr, checked, nextpass = _run_checked(worker, case, spec, data, test.expected_bytes)
             if reply.get("status") == "OK":
-                checked, nextpass = _check(worker, case, spec, data, test.expected_bytes, stdout)
+                if checked is None or checked.get("need_program"):  # the worker lacked the program
+                    checked, nextpass = _check(worker, case, spec, data, test.expected_bytes, stdout)
                 checker_cpu += float(checked.get("checker_cpu_s") or 0.0)
                 reply = dict(reply, **_verdict_of(checked))
         cpu += float(reply.get("cpu_s") or 0.0)
@@ -81,6 +81,29 @@ def _program_request(worker: WorkerProcess, case: Case, op: str, spec: dict[str,
     if "key" in spec and not reply.get("need_program"):
         worker.programs.add(spec["key"])
     return reply, parts
+
+
+def _run_checked(worker: WorkerProcess, case: Case, spec: dict[str, Any], data: bytes, answer: bytes
+                 ) -> tuple[dict[str, Any], bytes, bytes, dict[str, Any] | None, bytes]:
+    """Run one test with the checker in the same request: the worker checks the output as soon as the
+    test ends (no round trip through the judge). The program goes along only when the judge does not
+    know the worker holds it warm. Returns (reply, stdout, stderr, checked or None, nextpass)."""
+    if not case.program_key and not spec.get("interpreted"):
+        case.program_key = hashlib.sha256(case.program_bytes).hexdigest()
+    if not spec.get("interpreted"):
+        spec = dict(spec, key=case.program_key)
+    known = "key" in spec and spec["key"] in worker.programs
+    limits = case.limits
+    timeout = limits.wall_limit_s + limits.load_limit_s * 2 + limits.watchdog_grace_s + spec["limits"]["wall_s"]
+    reply, parts = worker.request({"op": "run", "kind": "stdin", "check": spec},
+                                  [data, b"" if known else case.program_bytes, answer], timeout)
+    parts += [b""] * (4 - len(parts))
+    checked = reply.pop("checked", None)
+    if isinstance(checked, dict) and "key" in spec and not checked.get("need_program"):
+        worker.programs.add(spec["key"])
+    if isinstance(checked, dict) and checked.get("need_program"):
+        worker.programs.discard(spec.get("key", ""))
+    return reply, parts[0], parts[1], checked if isinstance(checked, dict) else None, parts[3]
 
 
 def _check(worker: WorkerProcess, case: Case, spec: dict[str, Any], data: bytes, answer: bytes,

@@ -188,10 +188,28 @@ def test_a_worker_that_lost_a_warm_checker_is_sent_it_again(monkeypatch: pytest.
 
     def spy(self: WorkerProcess, *args: object, **kwargs: object) -> object:
         reply = request(self, *args, **kwargs)  # type: ignore[arg-type]
-        asked.append(bool(reply[0].get("need_program")))
+        header = reply[0]  # asked on its own or in the run request that carries the checker
+        asked.append(bool(header.get("need_program") or (header.get("checked") or {}).get("need_program")))
         return reply
 
     monkeypatch.setattr(WorkerProcess, "request", spy)
     v = judge_case(pair_case(PAIR_ANY), config=FAST)
     assert v["verdict"] == "AC", v
     assert True in asked  # the worker asked for the program and got it
+
+
+def test_a_checked_test_takes_one_request_the_worker_checks_the_output_itself(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from evaluator.sandbox import WorkerProcess
+
+    ops: list[str] = []
+    request = WorkerProcess.request
+
+    def spy(self: WorkerProcess, header: dict[str, object], *args: object, **kwargs: object) -> object:
+        ops.append(str(header.get("op")) + ("+check" if header.get("check") else ""))
+        return request(self, header, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(WorkerProcess, "request", spy)
+    v = judge_case(pair_case(PAIR_ANY), config=replace(FAST, workers=1))
+    assert v["verdict"] == "AC" and v["passed"] == len(PAIR_TESTS), v
+    assert ops.count("run+check") == len(PAIR_TESTS) and "check" not in ops, ops
