@@ -179,7 +179,9 @@ class GRPOConfig:
     )
     memory: MemoryConfig = field(
         default_factory=MemoryConfig,
-        metadata=_help("Fitting long responses and large models: automatic gradient checkpointing, token budgets."),
+        metadata=_help(
+            "Fitting long responses and large models: automatic gradient checkpointing, token budgets."
+        ),
     )
     skip_zero_advantage: bool = field(
         default=True,

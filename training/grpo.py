@@ -96,9 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         shown = " ".join(f"{k}={metrics[k]:.4g}" for k in keys if k in metrics)
         print(f"step {step}/{config.max_steps} {shown}", file=sys.stderr, flush=True)
 
-    trainer = Trainer(
-        config, on_metrics=progress, should_stop=lambda: stop["requested"], dist=dist
-    )
+    trainer = Trainer(config, on_metrics=progress, should_stop=lambda: stop["requested"], dist=dist)
     try:
         result = trainer.train()
     finally:
