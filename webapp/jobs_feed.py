@@ -49,7 +49,7 @@ def _status_line(row: JobRow, note: str) -> tuple[str, str]:
         return "info", f"queued{extra}"
     if row.status == RUNNING:
         return "info", f"started{extra}"
-    reason = row.reason or note
+    reason = row.reason or (note if note != row.status else "")  # "cancelled: cancelled" says nothing
     done = f"{row.progress_text}"
     if row.status == FAILED:
         return "error", f"failed after {done}: {reason or 'no reason recorded'}"

@@ -480,3 +480,11 @@ def test_the_list_fragment_is_the_rows_alone_for_a_reconnecting_page(
     html = client_as(viewer).get(reverse("jobs:list") + "?kind=training&fragment=rows").content.decode()
     assert html.lstrip().startswith("<tr") and "<html" not in html
     assert f'data-job="training-{every_kind["training"].pk}"' in html
+
+
+def test_a_note_that_only_repeats_the_status_is_not_repeated(trainer: Any) -> None:
+    run = _run(trainer, status="running", last_step=0)
+    job_changed(run)
+    TrainingRun.objects.filter(pk=run.pk).update(status="cancelled")
+    job_changed(run.pk, kind="training", note="cancelled")
+    assert [e.message for e in job_log(kind="training", job_id=run.pk)][-1] == "cancelled after 0 / 20 steps"
