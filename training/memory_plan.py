@@ -479,11 +479,23 @@ def _advice(
                 f"Lower micro_batch_size from {config.micro_batch_size} (1 alone does not fit either)."
             )
     engine = config.rollout.engine
-    if engine == "vllm" and not _sleep_mode(config):
-        out.append(
-            f"vLLM keeps {_gib(plan.component('vllm'))} through the update: lower rollout.gpu_memory_utilization "
-            f"({config.rollout.gpu_memory_utilization}) or let it sleep during the update."
+    if engine == "vllm":
+        state = sum(plan.component(k) for k in ("weights", "gradients", "optimizer", "reference"))
+        room = (plan.capacity_bytes - RESERVE_BYTES - state) / plan.capacity_bytes
+        share = math.floor(room * 20) / 20  # a utilization that leaves the trained state its room
+        needed = (shape.params * 2 + seq_kv) / plan.capacity_bytes  # bf16 weights + one sequence's KV cache
+        lower = (
+            f"lower rollout.gpu_memory_utilization from {config.rollout.gpu_memory_utilization} to {share:.2f}"
+            if max(0.05, needed) <= share < config.rollout.gpu_memory_utilization
+            else ""
         )
+        if not _sleep_mode(config):
+            out.append(
+                f"vLLM keeps {_gib(plan.component('vllm'))} through the update: set rollout.sleep_level: 2 "
+                "(frees its KV cache and weights during the update)" + (f", or {lower}." if lower else ".")
+            )
+        elif lower and _phase(plan, "update") + RESERVE_BYTES <= plan.capacity_bytes:
+            out.append(f"During rollouts the trained state ({_gib(state)}) and vLLM share the GPU: {lower}.")
     kv = plan.component("rollout_kv")
     if engine == "transformers" and kv > plan.capacity_bytes // 4:
         state = sum(plan.component(k) for k in ("weights", "gradients", "optimizer", "reference"))

@@ -157,3 +157,25 @@ def test_it_estimates_the_measured_peak_of_a_tiny_model_update_within_20_percent
     assert (
         plan.component("activations") + plan.component("logits") > 0.6 * update
     )  # the estimated part matters
+
+
+def test_it_adds_vllms_share_to_the_update_only_when_vllm_does_not_sleep() -> None:
+    shape = KNOWN_SHAPES["qwen/qwen3-8b"]
+    values = {"gradient_checkpointing": True, "micro_batch_size": 1}
+    awake = plan_memory(_config(**values, rollout={"engine": "vllm", "sleep_level": 0}), shape)
+    asleep = plan_memory(_config(**values, rollout={"engine": "vllm", "sleep_level": 2}), shape)
+    update = sum(c.bytes for c in awake.components if c.phase == "update")
+    assert awake.total_bytes == update + awake.component("vllm")
+    assert asleep.total_bytes == max(update, asleep.total_bytes) < awake.total_bytes
+    assert any("rollout.sleep_level: 2" in a for a in awake.advice)
+
+
+def test_it_advises_a_lower_vllm_share_when_rollouts_crowd_the_trained_state() -> None:
+    config = _config(
+        gradient_checkpointing=True,
+        micro_batch_size=1,
+        rollout={"engine": "vllm", "sleep_level": 2, "gpu_memory_utilization": 0.9},
+    )
+    plan = plan_memory(config, KNOWN_SHAPES["qwen/qwen3-4b"])
+    assert not plan.fits
+    assert any("lower rollout.gpu_memory_utilization from 0.9 to 0.50" in a for a in plan.advice)
