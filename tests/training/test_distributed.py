@@ -24,6 +24,9 @@ from training.rollout.base import Completion
 
 ROOT = Path(__file__).resolve().parents[2]
 STEPS = 3
+#: one sample per forward chunk and zero-advantage samples skipped: the ranks run different numbers of
+#: chunks, so the padding with idle passes (DistContext.padded_chunks) is exercised
+SHARED: dict[str, Any] = {"micro_batch_size": 1, "skip_zero_advantage": True}
 #: per-step metrics that must agree (timings and throughput are not deterministic)
 COMPARED = ("reward", "loss", "grad_norm", "entropy", "completions/mean_length", "clip_ratio/region_mean")
 
@@ -85,7 +88,11 @@ def _result(output_dir: Path, initial: Path) -> RunResult:
 
 def _config_file(toy_config: Callable[..., Any], out: Path, **overrides: Any) -> Path:
     cfg = toy_config(
-        output_dir=str(out), max_steps=STEPS, checkpoint_interval=1, minibatch_prompts=2, **overrides
+        output_dir=str(out),
+        max_steps=STEPS,
+        checkpoint_interval=1,
+        minibatch_prompts=2,
+        **{**SHARED, **overrides},
     )
     path = out.parent / f"{out.name}.yaml"
     path.write_text(cfg.to_yaml())
@@ -137,7 +144,9 @@ def single_run(toy_config: Callable[..., Any], toy_model_dir: Path, tmp_path: Pa
     from training.trainer import Trainer
 
     out = tmp_path / "one"
-    cfg = toy_config(output_dir=str(out), max_steps=STEPS, checkpoint_interval=1, minibatch_prompts=2)
+    cfg = toy_config(
+        output_dir=str(out), max_steps=STEPS, checkpoint_interval=1, minibatch_prompts=2, **SHARED
+    )
     trainer = Trainer(cfg)
     try:
         trainer.train()
