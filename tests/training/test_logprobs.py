@@ -156,3 +156,20 @@ def test_backward_peak_memory_no_longer_scales_with_sequence_length_times_vocabu
     assert chunked_long < full / 1.5  # 3x the tokens, still far below the old peak at 1x
     # The full method would grow by ~10 copies from 192 to 576 tokens; the chunked one stays flat.
     assert chunked_long < chunked_short + 2 * one_copy_mib
+
+
+def test_under_bfloat16_autocast_the_head_matmul_runs_in_bfloat16_like_the_model_head(
+    model: torch.nn.Module,
+) -> None:
+    from training.rollout.hf import autocast
+
+    ids, attn, pos, targets = _batch()
+    with torch.no_grad():
+        chunked, _ = model_logprobs(model, ids, attn, pos, targets, 1.0, autocast_dtype=torch.bfloat16)
+        with autocast(ids.device, torch.bfloat16):
+            logits = lm_forward(model, ids, attn, pos, logits_to_keep=targets.shape[1] + 1)[:, :-1, :]
+        full = selective_log_softmax(logits, targets, 1.0)
+        exact, _ = model_logprobs(model, ids, attn, pos, targets, 1.0)
+    assert chunked.dtype == torch.float32
+    assert torch.allclose(chunked, full, atol=2e-2)  # both bf16 matmuls, float32 log-softmax
+    assert not torch.equal(chunked, exact)  # the bf16 rounding is really there
