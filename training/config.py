@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 import yaml
 
+from training.config_memory import MemoryConfig
 from training.config_run_sections import DatasetConfig, EvalConfig, PromptConfig, RolloutConfig
 from training.config_schema import DynamicSamplingConfig, GRPOConfig, _to_plain
 from training.config_sections import (
@@ -304,6 +305,7 @@ __all__: Sequence[str] = (
     "FieldInfo",
     "GRPOConfig",
     "MaskConfig",
+    "MemoryConfig",
     "PromptConfig",
     "RewardConfig",
     "RolloutConfig",
