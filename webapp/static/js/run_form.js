@@ -173,7 +173,9 @@
       headers: {"Content-Type": "application/json", "X-CSRFToken": csrf(), "Accept": "application/json"},
       body: JSON.stringify(body)
     }).then(function (response) {
-      return response.json().then(function (data) { return {ok: response.ok, status: response.status, data: data}; });
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        return {ok: response.ok, status: response.status, data: data};
+      });
     });
   }
 
@@ -192,6 +194,8 @@
         showMemory(result.data.memory);
         showYaml(result.data.yaml);
         if (statusEl) { statusEl.textContent = "Checked live as you edit."; }
+      } else if (result.status !== 400) {
+        if (statusEl) { statusEl.textContent = "Live check unavailable (HTTP " + result.status + "): use the Check button."; }
       } else {
         var fields = result.data.fields || {};
         showErrors(fields);
