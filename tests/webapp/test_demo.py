@@ -31,3 +31,24 @@ def test_running_it_twice_changes_nothing(settings: Any, tmp_path: Any) -> None:
     before = (Problem.objects.count(), DatasetRelease.objects.count())
     call_command("demo", "--no-train", "--verify-limit", "4")
     assert (Problem.objects.count(), DatasetRelease.objects.count()) == before
+
+
+def test_it_trains_the_tiny_run_and_the_two_run_sweep_the_comparison_page_shows(
+    settings: Any, tmp_path: Any, client: Any
+) -> None:
+    settings.VAR_DIR = tmp_path
+    settings.RUNS_DIR = tmp_path / "runs"
+    call_command("demo", "--verify-limit", "0", "--train-steps", "2")
+    from training.models import Sweep, TrainingRun
+
+    runs = TrainingRun.objects.order_by("id")
+    assert [r.status for r in runs] == ["succeeded"] * 3, [(r.name, r.status, r.error) for r in runs]
+    assert all(r.last_step == 2 for r in runs)
+    sweep = Sweep.objects.get()
+    assert sorted(r.config["mask"]["policy"] for r in sweep.runs.all()) == ["conditional", "none"]
+    client.login(username="viewer", password="microcoder-viewer")
+    page = client.get(f"/training/compare/?sweep={sweep.pk}")
+    assert page.status_code == 200 and "Compare 2 runs" in page.content.decode()
+    ids = ",".join(str(r.pk) for r in sweep.runs.all())
+    series = client.get(f"/api/runs/compare/?runs={ids}&metrics=reward").json()
+    assert len(series["runs"]) == 2

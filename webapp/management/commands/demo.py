@@ -25,6 +25,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from webapp.roles import ROLES
 
 SHARED_DATA = Path(settings.BASE_DIR).parent / "shared" / "data"
+TOY_SWEEP_NAME = "demo: conditional mask vs none"
 TOY_RUN_NAME = "demo: tiny Qwen3 on the toy task"
 
 
@@ -58,6 +59,10 @@ class Command(BaseCommand):
         parser.add_argument("--no-train", action="store_true", help="Skip the tiny training run.")
         parser.add_argument("--train-steps", type=int, default=6, help="Steps of the tiny demo run (default 6).")
         parser.add_argument(
+            "--no-sweep", action="store_true",
+            help="Skip the two-run mask ablation sweep (conditional vs no mask) shown on the comparison page.",
+        )
+        parser.add_argument(
             "--verify-limit", type=int, default=120,
             help="Verify at most this many reference solutions (the rest stay pending; default 120).",
         )
@@ -71,6 +76,8 @@ class Command(BaseCommand):
         self._difficulty()
         if not opts["no_train"]:
             self._train(steps=opts["train_steps"])
+            if not opts["no_sweep"]:
+                self._sweep(steps=opts["train_steps"])
         self.stdout.write(self.style.SUCCESS(f"demo workspace ready in {time.perf_counter() - t0:.1f} s"))
 
     # -- users ---------------------------------------------------------------------------------------
@@ -167,15 +174,11 @@ class Command(BaseCommand):
                           "solutions passing is not a model pass rate); add them at /curation/calibrations/")
 
     # -- training ------------------------------------------------------------------------------------
-    def _train(self, *, steps: int) -> None:
+    def _toy_config(self, *, steps: int) -> tuple[dict[str, Any], int | None]:
+        """The tiny CPU config every demo run starts from, and the toy release it trains on."""
         from curation.models import DatasetRelease
-        from training.models import TrainingRun
-        from training.services import run_create, run_execute
         from training.tiny import build_toy_model
 
-        if TrainingRun.objects.filter(name=TOY_RUN_NAME, status="succeeded").exists():
-            self.stdout.write("tiny training run exists")
-            return
         release = DatasetRelease.objects.filter(name="toy-task").order_by("-version").first()
         model_dir = Path(settings.VAR_DIR) / "demo" / "toy-model"
         if not (model_dir / "config.json").exists():
@@ -186,7 +189,7 @@ class Command(BaseCommand):
             "max_steps": steps,
             "group_size": 8,
             "prompts_per_step": 4,
-            "minibatch_prompts": 2,  # two updates per rollout, so the clip metrics move
+            "minibatch_prompts": 2,
             "learning_rate": 3e-4,
             "max_response_length": 24,
             "max_prompt_length": 96,
@@ -195,6 +198,35 @@ class Command(BaseCommand):
             "temperature": {"policy": "constant", "value": 1.0},
             "seed": 0,
         }
-        run = run_create(name=TOY_RUN_NAME, config_dict=config, release_id=release.pk if release else None)
+        return config, release.pk if release else None
+
+    def _train(self, *, steps: int) -> None:
+        from training.models import TrainingRun
+        from training.services import run_create, run_execute
+
+        if TrainingRun.objects.filter(name=TOY_RUN_NAME, status="succeeded").exists():
+            self.stdout.write("tiny training run exists")
+            return
+        config, release_id = self._toy_config(steps=steps)
+        run = run_create(name=TOY_RUN_NAME, config_dict=config, release_id=release_id)
         status = run_execute(run_id=run.pk)
         self.stdout.write(f"training run #{run.pk}: {status}")
+
+    def _sweep(self, *, steps: int) -> None:
+        """A two-run ablation (MicroCoder's conditional mask vs no mask), trained here one after the
+        other, so /training/compare/ has overlaid runs to show."""
+        from training.models import Sweep
+        from training.services import run_execute
+        from training.services.sweeps import sweep_create
+
+        if Sweep.objects.filter(name=TOY_SWEEP_NAME).exists():
+            self.stdout.write("demo sweep exists")
+            return
+        config, release_id = self._toy_config(steps=steps)
+        sweep = sweep_create(
+            name=TOY_SWEEP_NAME, base_config=config, release_id=release_id, launch=False,
+            axes=[{"path": "mask.policy", "values": ["conditional", "none"]}],
+            description="seeded by manage.py demo: conditional truncation mask vs none on the toy task",
+        )
+        for run in sweep.runs.order_by("id"):
+            self.stdout.write(f"sweep {sweep.name} run #{run.pk} ({run.name}): {run_execute(run_id=run.pk)}")
