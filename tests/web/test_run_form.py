@@ -2,8 +2,9 @@
 preset, see the warning appear next to the field it concerns, fix the values for a tiny CPU run, launch
 it and watch it train to the end; the browser reports no policy violation.
 
-Celery runs eagerly here (the root conftest), so the launch trains the run inside the server before the
-redirect: a real run of the toy task on the tiny model, judged by the real evaluator."""
+The launch goes to a real Celery worker on the ``gpu`` queue (marked ``integration``: a subprocess over
+Redis reading the test database), started only once the run's page is open, so every point the chart
+draws arrives live: a real run of the toy task on the tiny model, judged by the real evaluator."""
 
 from __future__ import annotations
 
@@ -50,8 +51,11 @@ def _set(page: Any, path: str, value: str) -> None:
     box.locator("[data-config-field]").fill(value)
 
 
+@pytest.mark.integration
+@pytest.mark.slow
 def test_it_picks_a_preset_warns_live_and_launches_a_tiny_cpu_run(
-    page_as: Any, asgi_server: Any, trainer: Any, toy: tuple[Path, Path], settings: Any, tmp_path: Path
+    page_as: Any, asgi_server: Any, trainer: Any, toy: tuple[Path, Path], settings: Any, tmp_path: Path,
+    start_worker: Any,
 ) -> None:
     settings.RUNS_DIR = tmp_path / "runs"
     model_dir, release = toy
@@ -106,17 +110,22 @@ def test_it_picks_a_preset_warns_live_and_launches_a_tiny_cpu_run(
     assert "max_response_length: 16" in page.text_content("#resolved-yaml")
     page.screenshot(path=SCREENSHOT, full_page=True)
 
-    with page.expect_navigation(timeout=180_000):
+    with page.expect_navigation():
         page.click("#launch")
     run = TrainingRun.objects.get(name="browser grpo tiny")
     assert page.url.endswith(f"/training/runs/{run.pk}/")
-    assert run.status == RunStatus.SUCCEEDED, run.error
-    assert run.config["preset"] == "grpo" and run.config["kl_coef"] == 0.04 and run.last_step == 2
+    assert run.status == RunStatus.QUEUED and run.config["preset"] == "grpo" and run.config["kl_coef"] == 0.04
     assert any(w["field"] == "kl_coef" for w in run.warnings)
-    page.wait_for_function(
-        "() => Number(document.querySelector('path[data-series=\"reward\"]')"
-        "?.getAttribute('data-points')) === 2"
-    )
+    page.wait_for_function("() => document.getElementById('live-text').textContent === 'live'")
+
+    # Only now a worker takes the queued run: the chart's points arrive over the socket.
+    start_worker("form-gpu", queues=["gpu"], env={"OMP_NUM_THREADS": "1", "MICROCODER_RUNS_DIR": str(tmp_path / "runs")})
+    points = "() => Number(document.querySelector('path[data-series=\"reward\"]')?.getAttribute('data-points'))"
+    page.wait_for_function(f"() => ({points})() >= 1", timeout=180_000)
+    page.wait_for_function(f"() => ({points})() === 2", timeout=180_000)
+    page.wait_for_function("() => document.getElementById('run-status').textContent === 'succeeded'", timeout=60_000)
+    run.refresh_from_db()
+    assert run.status == RunStatus.SUCCEEDED and run.last_step == 2, run.error
     assert violations == []
 
 
