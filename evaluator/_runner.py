@@ -121,6 +121,7 @@ class Runner:
         self.code: Any = None
         self.ns: dict[str, Any] = {}
         self.native = -1  # memfd of a compiled solution's executable
+        self.native_limited = False  # whether the runner holds RLIMIT_AS at the memory limit
 
     def setup(self) -> None:
         os.setsid()
@@ -180,6 +181,7 @@ class Runner:
         """Compile (and in call mode execute) the solution; reply ``ready`` or its failure."""
         if self.sol["mode"] == "exec":  # a compiled C/C++ solution: keep the executable, run it per test
             self.native = _native.binary_fd(self.sol["code"])
+            self.native_limited = _native.limit_runner(self.sol["limits"])
             self.reply({"status": "ready"})
             return
         try:
@@ -285,7 +287,8 @@ class Runner:
     def _execute(self, kind: str, data: bytes) -> tuple[dict[str, Any], list[bytes]]:
         # a separate frame so the solution's globals are freed before the reply is built
         if kind == "stdin" and self.native >= 0:
-            return _native.run_binary(self.native, self.sol["limits"], self.sol["workdir"]), []
+            return _native.run_binary(self.native, self.sol["limits"], self.sol["workdir"],
+                                      self.native_limited), []
         if kind == "stdin":
             g = {"__name__": "__main__", "__builtins__": builtins, "__file__": "solution.py"}
             try:

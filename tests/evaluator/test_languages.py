@@ -122,6 +122,14 @@ def test_it_keeps_a_c_solution_within_its_memory_limit() -> None:
     assert verdict["verdict"] in ("RE", "MLE")
 
 
+def test_a_c_program_starts_with_its_address_space_capped_at_the_memory_limit_soft_and_hard() -> None:
+    show = "#include <stdio.h>\n#include <sys/resource.h>\nint main(void){struct rlimit r;getrlimit(RLIMIT_AS,&r);" \
+           "printf(\"%llu %llu\\n\",(unsigned long long)r.rlim_cur,(unsigned long long)r.rlim_max);return 0;}\n"
+    expected = f"{128 << 20} {128 << 20}\n"
+    verdict = judge_case(dict(case(show, "c", memory_mb=128), tests=[{"input": "", "output": expected}]), config=FAST)
+    assert verdict["verdict"] == "AC", verdict
+
+
 def test_it_tells_the_language_of_a_file_by_its_extension() -> None:
     assert [languages.language_of_file(n) for n in ("a.c", "b.cpp", "c.cc", "d.py")] == ["c", "cpp", "cpp", "python"]
 
