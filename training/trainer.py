@@ -14,7 +14,8 @@ or duplicated. ``on_resume(step)`` tells an outside store (the Django layer) to 
 
 Metric names and their meaning: ``training.metrics_names`` (the one list the docs, pages and tests
 share). The rollout-side metrics are computed by ``training.step_metrics``, the update by
-``training.update.policy_update``; this module drives the loop, checkpoints and callbacks. With an
+``training.update.policy_update``; this module drives the loop and callbacks, checkpoints are saved
+and restored by ``training.trainer_checkpoint``. With an
 ``eval.release`` the policy is also evaluated on that held-out release every ``eval.every_n_steps``
 steps and after the last one (``training.heldout``: ``eval/pass@1``, ``eval/pass@k`` in that step's
 metrics).
@@ -36,17 +37,7 @@ import numpy as np
 import torch
 
 from curation.records import ProblemRecord
-from training.checkpoint import (
-    JsonlLog,
-    is_sharded,
-    latest_checkpoint,
-    load_sharded_state,
-    load_trainer_state,
-    restore_rng_state,
-    save_checkpoint,
-    save_sharded_checkpoint,
-    write_text_atomic,
-)
+from training.checkpoint import JsonlLog, latest_checkpoint, write_text_atomic
 from training.config import GRPOConfig
 from training.data import encode_prompts, load_release, problem_id
 from training.distributed import DistContext
@@ -68,6 +59,7 @@ from training.step_metrics import finite_metrics, sample_rows, step_metrics
 from training.step_sampling import Sampler
 from training.step_scoring import score_batch
 from training.temperature import TemperaturePolicy
+from training.trainer_checkpoint import TrainerCheckpoints
 from training.update import ForwardSetup, policy_update
 
 logger = logging.getLogger("training")
@@ -86,7 +78,7 @@ class TrainResult:
     output_dir: str
 
 
-class Trainer:
+class Trainer(TrainerCheckpoints):
     """Runs MicroCoder-GRPO for ``config``. Callbacks (all optional):
 
     - ``on_metrics(step, metrics)`` after every step (metrics: name -> finite float);
@@ -221,56 +213,6 @@ class Trainer:
             self.output_dir.mkdir(parents=True, exist_ok=True)
             write_text_atomic(self.output_dir / "config.yaml", cfg.to_yaml())
         self._ready = True
-
-    def _restore(self, ckpt: Path) -> None:
-        state = load_trainer_state(ckpt)
-        if is_sharded(ckpt):
-            load_sharded_state(ckpt, self.model, self.optimizer)
-        elif self.dist.is_distributed:
-            raise ValueError(f"{ckpt} was written by a single process: resume it without torchrun")
-        else:
-            self.optimizer.load_state_dict(state["optimizer"])
-        self.step = int(state["step"])
-        self.num_tokens = int(state.get("num_tokens", 0))
-        self.temperature_policy.load_state_dict(state.get("temperature_policy", {}))
-        restore_rng_state(state["rng"])
-        self.resumed_from = self.step
-        if self.write_logs:
-            self.metrics_log.truncate_after(self.step)
-            self.samples_log.truncate_after(self.step)
-        if self.on_resume is not None:
-            self.on_resume(self.step)
-        logger.info("resumed from %s at step %d", ckpt, self.step)
-
-    def checkpoint(self) -> Path:
-        if self.dist.is_distributed:
-            return save_sharded_checkpoint(
-                self.output_dir,
-                self.step,
-                model=self.model,
-                tokenizer=self.tokenizer,
-                optimizer=self.optimizer,
-                state={
-                    "num_tokens": self.num_tokens,
-                    "temperature_policy": self.temperature_policy.state_dict(),
-                    "config": self.config.to_dict(),
-                },
-                dist=self.dist,
-                keep=self.config.checkpoint_keep,
-            )
-        return save_checkpoint(
-            self.output_dir,
-            self.step,
-            model=self.model,
-            tokenizer=self.tokenizer,
-            optimizer=self.optimizer,
-            state={
-                "num_tokens": self.num_tokens,
-                "temperature_policy": self.temperature_policy.state_dict(),
-                "config": self.config.to_dict(),
-            },
-            keep=self.config.checkpoint_keep,
-        )
 
     # --- temperature selection -------------------------------------------------------------------
 
