@@ -102,16 +102,17 @@ def _first_id(model_path: str, order: str = "id", **filters: Any) -> int | None:
 
 
 def _problem_with_math() -> str | None:
+    """The first problem whose statement renders at least three formulas for KaTeX (else the first one)."""
     from django.db.models import Q
 
     from curation.models import Problem
+    from curation.rendering import render_statement
 
-    pid = (
-        Problem.objects.filter(Q(statement__contains="$") | Q(statement__contains="\\le"))
-        .order_by("id")
-        .values_list("id", flat=True)
-        .first()
-    ) or _first_id("curation.Problem")
+    candidates = Problem.objects.filter(Q(statement__contains="$") | Q(statement__contains="\\(")).order_by("id")
+    for pid, statement in candidates.values_list("id", "statement")[:200]:
+        if render_statement(statement).count('class="math') >= 3:
+            return f"/curation/problems/{pid}/"
+    pid = _first_id("curation.Problem")
     return f"/curation/problems/{pid}/" if pid else None
 
 
@@ -125,6 +126,16 @@ def _release() -> str | None:
 def _run() -> str | None:
     rid = _first_id("training.TrainingRun", "-id")
     return f"/training/runs/{rid}/" if rid else None
+
+
+def _review() -> str | None:
+    qid = _first_id("curation.ReviewQueue")
+    return f"/curation/review/{qid}/review/" if qid else None
+
+
+def _compare() -> str | None:
+    sid = _first_id("training.Sweep", "-id")
+    return f"/training/compare/?sweep={sid}" if sid else None
 
 
 def _reverse_or_none(name: str, query: str = "") -> Callable[[], str | None]:
@@ -178,15 +189,21 @@ SHOTS: list[Shot] = [
         full_page=True,
     ),
     Shot("release", "A release: counts, difficulty mix, export", _release),
-    Shot("difficulty", "Difficulty scoring: the five-dimension matrix, per release", _reverse_or_none("difficulty:scoring-list")),
-    Shot("review", "Spot-checking problems with the keyboard", _reverse_or_none("difficulty:queue-list")),
-    Shot("jobs", "Every job in one list, live", _reverse_or_none("jobs")),
+    Shot(
+        "difficulty",
+        "Difficulty scoring: the five-dimension matrix, per release",
+        _reverse_or_none("difficulty:scoring-list"),
+    ),
+    Shot("review", "Spot-checking problems with the keyboard", _review, full_page=True),
+    Shot("jobs", "Every job in one list, live", _reverse_or_none("jobs:list")),
     Shot("judge", "Judge a solution: the verdict and which comparison accepted", _judge_path, action=_judge),
     Shot("runs", "Training runs", "/training/runs/"),
     Shot("run", "A training run: live metrics", _run, full_page=True),
-    Shot("run-form", "Launching a run from a preset", "/training/runs/new/"),
+    Shot(
+        "run-form", "Launching a run from a preset", "/training/runs/new/?preset=microcoder", full_page=True
+    ),
     Shot("sweeps", "Sweeps", _reverse_or_none("training:sweep-list")),
-    Shot("compare", "Comparing runs", _reverse_or_none("training:compare")),
+    Shot("compare", "Comparing the runs of a sweep", _compare, full_page=True),
     Shot("insights", "The 34 MicroCoder training insights", _reverse_or_none("training:insights")),
     Shot("evaluations", "Model evaluations", "/training/evaluations/"),
 ]

@@ -21,6 +21,10 @@ def test_it_seeds_users_problems_and_a_verified_release(settings: Any, tmp_path:
     release = DatasetRelease.objects.get(name="demo-verified")
     assert 0 < release.problem_count <= 12
     assert set(release.items.values_list("stage", flat=True)) == {"constraints_passed"}
+    from curation.models import ReviewQueue
+
+    queue = ReviewQueue.objects.get(name="demo spot-check")  # curators have problems to spot-check
+    assert queue.sample_size == release.problem_count and queue.items.count() == release.problem_count
 
 
 def test_running_it_twice_changes_nothing(settings: Any, tmp_path: Any) -> None:
@@ -45,7 +49,7 @@ def test_it_trains_the_tiny_run_and_the_two_run_sweep_the_comparison_page_shows(
     assert [r.status for r in runs] == ["succeeded"] * 3, [(r.name, r.status, r.error) for r in runs]
     assert all(r.last_step == 2 for r in runs)
     sweep = Sweep.objects.get()
-    assert sorted(r.config["mask"]["policy"] for r in sweep.runs.all()) == ["conditional", "none"]
+    assert sorted(r.config["temperature"]["value"] for r in sweep.runs.all()) == [0.6, 1.2]
     client.login(username="viewer", password="microcoder-viewer")
     page = client.get(f"/training/compare/?sweep={sweep.pk}")
     assert page.status_code == 200 and "Compare 2 runs" in page.content.decode()

@@ -25,7 +25,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from webapp.roles import ROLES
 
 SHARED_DATA = Path(settings.BASE_DIR).parent / "shared" / "data"
-TOY_SWEEP_NAME = "demo: conditional mask vs none"
+REVIEW_QUEUE_NAME = "demo spot-check"
+TOY_SWEEP_NAME = "demo: temperature 0.6 vs 1.2"
 TOY_RUN_NAME = "demo: tiny Qwen3 on the toy task"
 
 
@@ -60,7 +61,7 @@ class Command(BaseCommand):
         parser.add_argument("--train-steps", type=int, default=6, help="Steps of the tiny demo run (default 6).")
         parser.add_argument(
             "--no-sweep", action="store_true",
-            help="Skip the two-run mask ablation sweep (conditional vs no mask) shown on the comparison page.",
+            help="Skip the two-run temperature sweep (T = 0.6 vs 1.2) shown on the comparison page.",
         )
         parser.add_argument(
             "--verify-limit", type=int, default=120,
@@ -74,6 +75,7 @@ class Command(BaseCommand):
         self._pipeline(verify_limit=opts["verify_limit"])
         self._release()
         self._difficulty()
+        self._review()
         if not opts["no_train"]:
             self._train(steps=opts["train_steps"])
             if not opts["no_sweep"]:
@@ -173,6 +175,18 @@ class Command(BaseCommand):
         self.stdout.write("calibration skipped: no model evaluation pass rates in this workspace (reference "
                           "solutions passing is not a model pass rate); add them at /curation/calibrations/")
 
+    def _review(self) -> None:
+        """A spot-check queue over the verified release, so curators can review in the browser."""
+        from curation.models import DatasetRelease, ReviewQueue
+        from curation.services.review import review_queue_create
+
+        release = DatasetRelease.objects.filter(name="demo-verified").order_by("-version").first()
+        if release is None or ReviewQueue.objects.filter(name=REVIEW_QUEUE_NAME).exists():
+            return
+        queue = review_queue_create(name=REVIEW_QUEUE_NAME, release_id=release.pk,
+                                    sample_size=min(20, release.problem_count))
+        self.stdout.write(f"review queue {queue.name}: {queue.sample_size} problems to spot-check")
+
     # -- training ------------------------------------------------------------------------------------
     def _toy_config(self, *, steps: int) -> tuple[dict[str, Any], int | None]:
         """The tiny CPU config every demo run starts from, and the toy release it trains on."""
@@ -213,8 +227,8 @@ class Command(BaseCommand):
         self.stdout.write(f"training run #{run.pk}: {status}")
 
     def _sweep(self, *, steps: int) -> None:
-        """A two-run ablation (MicroCoder's conditional mask vs no mask), trained here one after the
-        other, so /training/compare/ has overlaid runs to show."""
+        """A two-run temperature ablation (T = 0.6 vs 1.2, the papers' low and main settings), trained
+        here one after the other, so /training/compare/ has overlaid runs to show."""
         from training.models import Sweep
         from training.services import run_execute
         from training.services.sweeps import sweep_create
@@ -225,8 +239,8 @@ class Command(BaseCommand):
         config, release_id = self._toy_config(steps=steps)
         sweep = sweep_create(
             name=TOY_SWEEP_NAME, base_config=config, release_id=release_id, launch=False,
-            axes=[{"path": "mask.policy", "values": ["conditional", "none"]}],
-            description="seeded by manage.py demo: conditional truncation mask vs none on the toy task",
+            axes=[{"path": "temperature.value", "values": [0.6, 1.2]}],
+            description="seeded by manage.py demo: sampling temperature 0.6 vs 1.2 on the toy task",
         )
         for run in sweep.runs.order_by("id"):
             self.stdout.write(f"sweep {sweep.name} run #{run.pk} ({run.name}): {run_execute(run_id=run.pk)}")
