@@ -38,6 +38,8 @@ from typing import Any, TypeVar
 
 import torch
 
+from training.logprobs import fsdp_chunked_method, split_lm_head
+
 logger = logging.getLogger("training")
 
 T = TypeVar("T")
@@ -233,11 +235,19 @@ class DistContext:
             fully_shard(layer, mesh=self._mesh, reshard_after_forward=True)
         fully_shard(model, mesh=self._mesh, reshard_after_forward=True)
         self._fsdp_modules = [m for m in model.modules() if isinstance(m, FSDPModule)]
+        chunked = split_lm_head(model) is not None
+        if chunked:  # the chunked log-prob head as a root forward method (training.logprobs)
+            fsdp_chunked_method(model)
         for m in self._fsdp_modules:
             # A plain SUM reduce-scatter (no PREMUL_SUM, which gloo lacks) and no division afterwards.
             m.set_gradient_divide_factor(1.0)
             m.set_force_sum_reduction_for_comms(True)
-        logger.info("FSDP2: %d sharded units over %d ranks", len(self._fsdp_modules), self.world_size)
+        logger.info(
+            "FSDP2: %d sharded units over %d ranks, %s log-prob head",
+            len(self._fsdp_modules),
+            self.world_size,
+            "chunked" if chunked else "full-logits",
+        )
         return model
 
     @contextlib.contextmanager
@@ -277,16 +287,24 @@ class DistContext:
 
     def idle_pass(self, model: torch.nn.Module, setup: Any, *, backward: bool) -> None:
         """A one-token forward (and backward of a zero loss) that takes part in the FSDP collectives of a
-        forward chunk this rank does not have; its gradient contribution is exactly zero."""
-        from training.rollout.hf import autocast, lm_forward
+        forward chunk this rank does not have; its gradient contribution is exactly zero. It takes the
+        same route as a real chunk (``training.logprobs.model_logprobs``: the chunked head when the
+        model has one), so every rank issues the same collectives."""
+        from training.logprobs import model_logprobs
 
-        ids = torch.full((1, 1), int(setup.pad_id), dtype=torch.long, device=setup.device)
-        ones = torch.ones_like(ids)
-        zeros = torch.zeros_like(ids)
-        with torch.set_grad_enabled(backward), autocast(setup.device, setup.autocast_dtype):
-            logits = lm_forward(model, ids, ones, zeros, logits_to_keep=1)
+        ids = torch.full((1, 2), int(setup.pad_id), dtype=torch.long, device=setup.device)
+        with torch.set_grad_enabled(backward):
+            logp, _ = model_logprobs(
+                model,
+                ids,
+                torch.ones_like(ids),
+                torch.tensor([[0, 1]], device=setup.device),
+                ids[:, 1:],
+                1.0,
+                autocast_dtype=setup.autocast_dtype,
+            )
         if backward:
-            (logits.float().sum() * 0.0).backward()
+            (logp.sum() * 0.0).backward()
 
 
 def decoder_layers(model: torch.nn.Module) -> list[torch.nn.Module]:

@@ -18,12 +18,16 @@ in the backward pass (the recomputation), small next to the transformer itself.
 ``model_logprobs`` applies it to a transformers causal LM: it runs the base model (``model.model``
 for Qwen/Llama) for hidden states and the output embedding as the head. Models whose head is not a
 plain linear layer (logit soft-capping, scaled logits) use the plain path (``full_logits_logprobs``).
+Under FSDP2 (``training.distributed``) the same route runs as a registered forward method of the
+sharded root module (``fsdp_chunked_method``), so the head weight is all-gathered for it and its
+gradient reduce-scattered: the memory saving holds on every rank of a multi-GPU run.
 
 This module imports nothing from Django.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import torch
@@ -187,16 +191,12 @@ def full_logits_logprobs(
     return logp, ent
 
 
-def split_lm_head(
-    model: torch.nn.Module,
-) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor | None] | None:
-    """(base model returning hidden states, head weight, head bias) of a transformers causal LM whose
-    logits are exactly ``last_hidden_state @ W^T + b``; None when the head is anything else."""
-    from torch.distributed.fsdp import FSDPModule
+def split_lm_head(model: torch.nn.Module) -> tuple[torch.nn.Module, torch.nn.Linear] | None:
+    """(base model returning hidden states, head) of a transformers causal LM whose logits are exactly
+    ``last_hidden_state @ W^T + b``; None when the head is anything else.
 
-    # FSDP2 (training.distributed): only the root module's forward gathers the sharded head weight.
-    if isinstance(model, FSDPModule):
-        return None
+    The head's weight is read when the log-probabilities are computed, not here: under FSDP2 it is a
+    shard outside a forward call and the full (all-gathered) weight only inside one."""
     get_head = getattr(model, "get_output_embeddings", None)
     head = get_head() if callable(get_head) else None
     prefix = getattr(model, "base_model_prefix", "")
@@ -207,7 +207,78 @@ def split_lm_head(
     for attr in ("final_logit_softcapping", "logit_scale", "logits_scaling", "output_multiplier_scale"):
         if getattr(config, attr, None) not in (None, 0, 1, 1.0):
             return None
-    return base, head.weight, head.bias
+    return base, head
+
+
+#: the name under which ``fsdp_chunked_method`` registers the chunked route on an FSDP2 root module
+FSDP_METHOD = "microcoder_chunked_logprobs"
+
+
+def _chunked_forward(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_ids: torch.Tensor,
+    targets: torch.Tensor,
+    temperature: float,
+    autocast_dtype: torch.dtype | None,
+    want_entropy: bool,
+    chunk_tokens: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Base model, then the chunked head: flat (B * C,) log p and entropy (zeros unless asked).
+
+    Under FSDP2 this runs as a registered forward method of the root module, so the head weight read
+    here is the all-gathered one and its gradient is reduce-scattered like any other root parameter."""
+    from training.rollout.hf import autocast
+
+    parts = split_lm_head(model)
+    if parts is None:
+        raise ValueError(f"{type(model).__name__} has no plain linear head to run in chunks")
+    base, head = parts
+    if temperature <= 0:
+        raise ValueError("temperature must be > 0")
+    width_c = targets.shape[1]
+    with autocast(input_ids.device, autocast_dtype):
+        out = base(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False
+        )
+        hidden = out[0] if isinstance(out, tuple) else out.last_hidden_state
+    hidden = hidden[:, -(width_c + 1) : -1, :]  # the state before each completion token predicts it
+    weight = head.weight
+    logp, ent = LMHeadLogprobs.apply(
+        hidden.reshape(-1, hidden.shape[-1]),
+        weight,
+        head.bias,
+        targets.reshape(-1),
+        float(temperature),
+        chunk_tokens_for(weight.shape[0], chunk_tokens),
+        autocast_dtype or weight.dtype,
+        want_entropy,
+    )
+    return logp, ent
+
+
+def fsdp_chunked_method(model: torch.nn.Module) -> Any:
+    """The chunked route of an FSDP2-sharded model as a forward method of its root module (registered
+    with ``torch.distributed.fsdp.register_fsdp_forward_method`` on first use).
+
+    FSDP2 gathers a unit's parameters in the forward pre-hook of the module it wraps, and arms the
+    gradient reduce-scatter from that call. Calling the base model and reading ``lm_head.weight``
+    directly would skip the root unit (embeddings, final norm, head: all shards). Running the whole
+    computation as a root forward method gives the chunked function the full weight, saves it for the
+    backward pass like ``nn.Linear`` would, and reduce-scatters its gradient with the root unit's.
+    A tied head (``tie_word_embeddings``) is the same parameter as the input embedding, which FSDP2
+    keeps as one parameter of the root unit: both gradients add up in it before the reduce-scatter."""
+    import types
+
+    from torch.distributed.fsdp import register_fsdp_forward_method
+
+    method = model.__dict__.get(FSDP_METHOD)
+    if method is None:
+        object.__setattr__(model, FSDP_METHOD, types.MethodType(_chunked_forward, model))
+        register_fsdp_forward_method(model, FSDP_METHOD)
+        method = model.__dict__[FSDP_METHOD]
+    return method
 
 
 def model_logprobs(
@@ -223,38 +294,42 @@ def model_logprobs(
     chunk_tokens: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probabilities (B, C) of ``targets`` (B, C), the last C tokens of ``input_ids`` (B, P + C),
-    at temperature T, and optionally their entropies: the chunked head when the model allows it."""
+    at temperature T, and optionally their entropies: the chunked head when the model allows it, also
+    under FSDP2 (``fsdp_chunked_method``)."""
+    from torch.distributed.fsdp import FSDPModule
+
     from training.rollout.hf import autocast, lm_forward
 
     width_c = targets.shape[1]
-    parts = split_lm_head(model)
-    with autocast(input_ids.device, autocast_dtype):
-        if parts is None:
+    if split_lm_head(model) is None:
+        with autocast(input_ids.device, autocast_dtype):
             logits = lm_forward(model, input_ids, attention_mask, position_ids, logits_to_keep=width_c + 1)
             return full_logits_logprobs(logits[:, :-1, :], targets, temperature, want_entropy=want_entropy)
-        base, weight, bias = parts
-        out = base(
-            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids, use_cache=False
-        )
-        hidden = out[0] if isinstance(out, tuple) else out.last_hidden_state
-    hidden = hidden[:, -(width_c + 1) : -1, :]  # the state before each completion token predicts it
-    return chunked_logprobs(
-        hidden,
-        weight,
+    route = (
+        fsdp_chunked_method(model)
+        if isinstance(model, FSDPModule)
+        else functools.partial(_chunked_forward, model)
+    )
+    logp, ent = route(
+        input_ids,
+        attention_mask,
+        position_ids,
         targets,
         temperature,
-        bias=bias,
-        chunk_tokens=chunk_tokens,
-        compute_dtype=autocast_dtype or weight.dtype,
-        want_entropy=want_entropy,
+        autocast_dtype,
+        want_entropy,
+        chunk_tokens,
     )
+    return logp.reshape(targets.shape), ent.reshape(targets.shape) if want_entropy else None
 
 
 __all__ = [
     "CHUNK_ELEMENTS",
+    "FSDP_METHOD",
     "LMHeadLogprobs",
     "chunk_tokens_for",
     "chunked_logprobs",
+    "fsdp_chunked_method",
     "full_logits_logprobs",
     "model_logprobs",
     "split_lm_head",

@@ -60,6 +60,122 @@ def test_each_rank_gets_an_even_share_of_every_minibatch() -> None:
         DistContext(rank=0, world_size=2).prompt_positions(6, 2)
 
 
+# --- the chunked log-prob head under FSDP2 (torchrun, gloo) -------------------------------------------
+
+FSDP_ROWS = 4  # the global batch; rank r takes rows 2r and 2r + 1
+
+
+def _fsdp_tiny_model(tied: bool) -> torch.nn.Module:
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    config = Qwen3Config(
+        vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=64, tie_word_embeddings=tied,
+    )  # fmt: skip
+    torch.manual_seed(11)
+    return Qwen3ForCausalLM(config).float()
+
+
+def _fsdp_batch() -> tuple[torch.Tensor, ...]:
+    gen = torch.Generator().manual_seed(5)
+    ids = torch.randint(0, 97, (FSDP_ROWS, 9), generator=gen)
+    attn = torch.ones_like(ids)
+    attn[1, :2] = 0  # left padding, as batch_tensors builds it
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    advantages = torch.randn(FSDP_ROWS, 1, generator=gen)
+    return ids, attn, pos, ids[:, -5:], advantages
+
+
+def _fsdp_logprobs_worker(out_dir: Path) -> None:
+    """One torchrun rank: log-probs, entropies and summed gradients of the sharded model (tied and untied
+    head) against the same model unsharded in this process, and which route computed them."""
+    import copy
+    import types
+
+    import training.logprobs as lp
+
+    ctx = DistContext.from_env("cpu")
+    calls = {"full": 0, "chunked": 0}
+    full, chunked_forward = lp.full_logits_logprobs, lp.LMHeadLogprobs.forward
+
+    def count_full(*args: Any, **kwargs: Any) -> Any:
+        calls["full"] += 1
+        return full(*args, **kwargs)
+
+    def count_chunked(*args: Any, **kwargs: Any) -> Any:
+        calls["chunked"] += 1
+        return chunked_forward(*args, **kwargs)
+
+    lp.full_logits_logprobs = count_full  # type: ignore[assignment]
+    lp.LMHeadLogprobs.forward = staticmethod(count_chunked)  # type: ignore[method-assign,assignment]
+    ids, attn, pos, targets, adv = _fsdp_batch()
+    report: dict[str, Any] = {}
+    for tied in (True, False):
+        model = _fsdp_tiny_model(tied)
+        reference = copy.deepcopy(model)
+        logp_ref, ent_ref = lp.model_logprobs(reference, ids, attn, pos, targets, 0.7, want_entropy=True)
+        (logp_ref * adv).sum().div(targets.numel()).backward()
+        logp_ref = logp_ref.detach()
+        ctx.shard_model(model, torch.device("cpu"))
+        calls.update(full=0, chunked=0)
+        rows = [2 * ctx.rank, 2 * ctx.rank + 1]
+        # rank 0 runs its rows one at a time, rank 1 both at once and then an idle pass: the same number
+        # of forward/backward collectives on both, through different batch shapes
+        chunks = [[rows[0]], [rows[1]]] if ctx.rank == 0 else [rows]
+        logps, ents = {}, {}
+        for chunk in chunks:
+            logp, ent = lp.model_logprobs(
+                model, ids[chunk], attn[chunk], pos[chunk], targets[chunk], 0.7, want_entropy=True,
+                chunk_tokens=3,
+            )  # fmt: skip
+            (logp * adv[chunk]).sum().div(targets.numel()).backward()
+            assert ent is not None
+            for j, row in enumerate(chunk):
+                logps[row], ents[row] = logp[j].detach(), ent[j]
+        if ctx.rank == 1:
+            ctx.idle_pass(
+                model,
+                types.SimpleNamespace(pad_id=0, device=torch.device("cpu"), autocast_dtype=None),
+                backward=True,
+            )
+        grads = {name: p.grad.full_tensor() for name, p in model.named_parameters() if p.grad is not None}
+        ref_grads = {name: p.grad for name, p in reference.named_parameters() if p.grad is not None}
+        report[f"tied={tied}"] = {
+            "calls": dict(calls),
+            "method": lp.FSDP_METHOD in model.__dict__,
+            "grad_names": sorted(grads) == sorted(ref_grads) and len(grads) > 0,
+            "logp_err": max(float((logps[r] - logp_ref[r]).abs().max()) for r in rows),
+            "ent_err": max(float((ents[r] - ent_ref[r]).abs().max()) for r in rows),
+            "grad_err": max(float((grads[n] - ref_grads[n]).abs().max()) for n in ref_grads),
+            "grad_scale": max(float(g.abs().max()) for g in ref_grads.values()),
+            "head_grad": float(
+                grads["lm_head.weight" if not tied else "model.embed_tokens.weight"].abs().sum()
+            ),
+        }
+    (out_dir / f"rank{ctx.rank}.json").write_text(json.dumps(report))
+    ctx.close()
+
+
+def test_the_chunked_head_runs_under_fsdp2_and_gives_the_unsharded_gradients(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "TORCHELASTIC_ERROR_FILE": ""}
+    cmd = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+        str(Path(__file__).resolve()), "--fsdp-logprobs-worker", str(tmp_path),
+    ]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        for tied in ("tied=True", "tied=False"):
+            r = report[tied]
+            # every forward (rank 0: two chunks; rank 1: one chunk and the idle pass) took the chunked
+            # head through the root module's registered forward method; none materialized the logits
+            assert r["method"] and r["calls"] == {"full": 0, "chunked": 2}, (rank, tied, r)
+            assert r["grad_names"] and r["head_grad"] > 0, (rank, tied, r)
+            assert r["logp_err"] < 1e-5 and r["ent_err"] < 1e-5, (rank, tied, r)
+            assert r["grad_err"] < 1e-5 * max(1.0, r["grad_scale"]), (rank, tied, r)
+
+
 # --- one process vs two (torchrun, gloo) ----------------------------------------------------------
 
 
@@ -202,3 +318,7 @@ def test_a_killed_two_process_run_resumes_from_its_sharded_checkpoint(
     result = _finish(torchrun(config_path))
     assert result["resumed_from"] == int(ckpt.name.split("-")[-1]) and result["last_step"] == STEPS
     _assert_same(single_run, _result(out, toy_model_dir))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--fsdp-logprobs-worker"]:
+    _fsdp_logprobs_worker(Path(sys.argv[2]))
