@@ -5,13 +5,20 @@
 - the update phase: trained weights, gradients and AdamW's two moments (in ``dtype``; divided by the
   number of GPUs under FSDP, plus the all-gather buffer of two decoder layers), the bfloat16 copies of
   the weights autocast keeps for the backward pass, the reference model (only with ``kl_coef > 0``),
-  the activations autograd saves for one micro-batch (with or without gradient checkpointing) and the
-  logits of the trainer's chunked log-probability head (``training.logprobs``; the full
-  ``(tokens, vocabulary)`` path's figure is kept in ``alternatives`` for comparison);
+  the activations autograd saves for one micro-batch (with or without gradient checkpointing, which is
+  on when the trainer turns it on: ``gradient_checkpointing: true`` or a model of at least
+  ``memory.checkpointing_min_params`` parameters, as ``training.modeling.wants_gradient_checkpointing``)
+  and the logits of the trainer's chunked log-probability head (``training.logprobs``, on one process
+  and under FSDP alike; the full ``(tokens, vocabulary)`` path's figure is kept in ``alternatives`` for
+  comparison);
 - the rollout phase: vLLM's share ``rollout.gpu_memory_utilization`` of the GPU (its weights plus KV
   cache), or the transformers engine's KV cache for ``rollout.batch_size`` sequences.
 
 Without vLLM's sleep mode the rollout engine keeps its memory through the update, so the two add up.
+
+A micro-batch is ``micro_batch_size`` full-length sequences, or with ``memory.micro_batch_tokens`` (the
+trainer packs samples while their padded size stays within the budget, a longer sample alone) at most
+``max(budget, prompt + response length)`` padded tokens, of which the completions' share at full length.
 
 The activation model is per token and per decoder layer, in elements: ``6h + 5q + 4kv + 4I`` saved
 tensors (h hidden, q = heads x head_dim, kv = kv_heads x head_dim, I intermediate; the norms' inputs and
@@ -109,6 +116,36 @@ def _chunk_len(vocab: int, chunk_tokens: int) -> int:
     return chunk_tokens if chunk_tokens > 0 else max(16, (1 << 24) // max(vocab, 1))
 
 
+def uses_checkpointing(config: GRPOConfig, shape: ModelShape) -> bool:
+    """Whether the trainer checkpoints this policy: ``training.modeling.wants_gradient_checkpointing``'s
+    rule (forced, or at least ``memory.checkpointing_min_params`` parameters; 0 = only when forced) on
+    the shape's parameter count."""
+    min_params = config.memory.checkpointing_min_params
+    return config.gradient_checkpointing or (min_params > 0 and shape.params >= min_params)
+
+
+@dataclass(frozen=True)
+class _MicroBatch:
+    """The largest forward/backward pass of the update: padded tokens and completion tokens in it."""
+
+    tokens: int
+    completion_tokens: int
+    label: str
+
+
+def _micro_batch(
+    config: GRPOConfig, micro_batch: int | None = None, budget: int | None = None
+) -> _MicroBatch:
+    """``micro_batch`` (samples) or ``budget`` (tokens) override the config's (the advice's search)."""
+    seq = config.max_prompt_length + config.max_response_length
+    budget = config.memory.micro_batch_tokens if budget is None else budget
+    if budget > 0 and micro_batch is None:
+        tokens = max(budget, seq)
+        return _MicroBatch(tokens, -(-tokens * config.max_response_length // seq), f"{tokens} padded tokens")
+    mb = micro_batch or config.micro_batch_size
+    return _MicroBatch(mb * seq, mb * config.max_response_length, f"{mb} x {seq} tokens")
+
+
 @dataclass(frozen=True)
 class _Sizes:
     """Bytes of the activation and logits terms for one micro-batch (see the module docstring)."""
@@ -123,16 +160,15 @@ def _sizes(
     config: GRPOConfig,
     shape: ModelShape,
     *,
-    micro_batch: int,
+    micro_batch: _MicroBatch,
     autocast: bool,
     act_bytes: int,
     param_bytes: int,
 ) -> _Sizes:
     h, inter = shape.hidden_size, shape.intermediate_size
     q, kv = shape.num_heads * shape.head_dim, shape.num_kv_heads * shape.head_dim
-    seq = config.max_prompt_length + config.max_response_length
-    tokens = micro_batch * seq
-    comp_tokens = micro_batch * config.max_response_length
+    tokens = micro_batch.tokens
+    comp_tokens = micro_batch.completion_tokens
     # per token and layer: norms (their inputs and outputs: float32 inside Qwen's RMSNorm under autocast)
     norm = 6 * h * (4 if autocast else act_bytes)
     layer = norm + (5 * q + 4 * kv + 4 * inter) * act_bytes  # (B, T, .) tensors autograd saves
@@ -177,8 +213,10 @@ def _estimate(
     *,
     gpu_bytes: int | None = None,
     micro_batch: int | None = None,
+    budget: int | None = None,
 ) -> MemoryPlan:
-    """The estimate without advice; ``micro_batch`` overrides ``micro_batch_size`` (the advice's search)."""
+    """The estimate without advice; ``micro_batch`` (samples) or ``budget`` (``memory.micro_batch_tokens``)
+    override the config's (the advice's search)."""
     if gpus < 1:
         raise ValueError(f"gpus must be >= 1, got {gpus}")
     shape = model_shape
@@ -187,7 +225,7 @@ def _estimate(
     pbytes = _dtype_bytes("float32" if config.dtype == "auto" else config.dtype)
     autocast = _autocast_bf16(config, on_gpu)
     act_bytes = 2 if autocast else pbytes
-    mb = micro_batch or config.micro_batch_size
+    micro = _micro_batch(config, micro_batch, budget)
     params = shape.params
     sharded = math.ceil(params / gpus)
 
@@ -220,28 +258,36 @@ def _estimate(
             note="kl_coef > 0; loaded in dtype, no gradients",
         )
 
-    sizes = _sizes(config, shape, micro_batch=mb, autocast=autocast, act_bytes=act_bytes, param_bytes=pbytes)
+    sizes = _sizes(
+        config, shape, micro_batch=micro, autocast=autocast, act_bytes=act_bytes, param_bytes=pbytes
+    )
     logits = sizes.logits_chunked  # the trainer's path (training.update.completion_logprobs)
     seq = config.max_prompt_length + config.max_response_length
     h = shape.hidden_size
-    layer_inputs = shape.num_layers * mb * seq * h * act_bytes
+    layer_inputs = shape.num_layers * micro.tokens * h * act_bytes
     recompute = sizes.activations_checkpointed - layer_inputs
-    if config.gradient_checkpointing:
+    if uses_checkpointing(config, shape):
+        why = (
+            ""
+            if config.gradient_checkpointing
+            else f"; on by itself: {params / 1e9:.2f} B params >= memory.checkpointing_min_params"
+        )
         # the logits stage and one layer's recompute come one after the other: count the larger
         add(
             "activations",
             "Activations (checkpointed)",
             layer_inputs + max(0, recompute - logits),
-            note=f"layer inputs of {mb} x {seq} tokens; one layer recomputed at a time ({_gib(recompute)})",
+            note=f"layer inputs of {micro.label}; one layer recomputed at a time ({_gib(recompute)}){why}",
         )
     else:
-        add("activations", "Activations", sizes.activations_full, note=f"micro-batch {mb} x {seq} tokens")
+        add("activations", "Activations", sizes.activations_full, note=f"micro-batch {micro.label}")
+    comp_tokens = micro.completion_tokens
     add(
         "logits",
         "Logits (chunked log-probs)",
         logits,
-        note=f"chunks of {min(_chunk_len(shape.vocab_size, _chunk_tokens(config)), mb * config.max_response_length)}"
-        f" of {mb} x {config.max_response_length} completion tokens x {shape.vocab_size} vocabulary "
+        note=f"chunks of {min(_chunk_len(shape.vocab_size, _chunk_tokens(config)), comp_tokens)}"
+        f" of {comp_tokens} completion tokens x {shape.vocab_size} vocabulary "
         f"(full logits: {_gib(sizes.logits_full)})",
     )
 
@@ -346,7 +392,7 @@ def _advice(
     out.append(f"The estimate is {_gib(over)} over one GPU's {_gib(plan.capacity_bytes)} (4 GiB kept free).")
     alt = plan.alternatives
     if (
-        not config.gradient_checkpointing
+        not uses_checkpointing(config, shape)
         and alt["activations_without_checkpointing"] > alt["activations_with_checkpointing"]
     ):
         trial = _estimate(config.replace(gradient_checkpointing=True), shape, gpus, gpu_bytes=gpu_bytes)
@@ -355,7 +401,24 @@ def _advice(
             f"{_gib(alt['activations_with_checkpointing'])} (update phase {_gib(_phase(plan, 'update'))} -> "
             f"{_gib(_phase(trial, 'update'))})."
         )
-    if config.micro_batch_size > 1:
+    budget = config.memory.micro_batch_tokens
+    seq = config.max_prompt_length + config.max_response_length
+    if budget > seq:
+        best = None
+        for k in range(budget // seq, 0, -1):  # whole full-length sequences per pass
+            if k * seq < budget and _estimate(config, shape, gpus, gpu_bytes=gpu_bytes, budget=k * seq).fits:
+                best = k * seq
+                break
+        if best is not None:
+            out.append(
+                f"Lower memory.micro_batch_tokens from {budget} to {best} (same gradients, more passes)."
+            )
+        else:
+            out.append(
+                f"Lower memory.micro_batch_tokens from {budget} ({seq}, one full-length sequence, does not "
+                "fit either)."
+            )
+    elif budget <= 0 and config.micro_batch_size > 1:
         best = None
         for mb in range(config.micro_batch_size - 1, 0, -1):
             if _estimate(config, shape, gpus, gpu_bytes=gpu_bytes, micro_batch=mb).fits:
@@ -429,4 +492,5 @@ __all__ = [
     "model_shape",
     "plan_for_config",
     "plan_memory",
+    "uses_checkpointing",
 ]

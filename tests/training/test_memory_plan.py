@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 
 from training.config import config_from_dict
-from training.memory_plan import GIB, KNOWN_SHAPES, ModelShape, model_shape, plan_for_config, plan_memory
+from training.memory_plan import (
+    GIB,
+    KNOWN_SHAPES,
+    ModelShape,
+    model_shape,
+    plan_for_config,
+    plan_memory,
+    uses_checkpointing,
+)
 from training.memory_probe import measure
 
 TINY = {
@@ -74,15 +82,66 @@ def test_it_shards_weights_gradients_and_optimizer_state_over_fsdp_gpus() -> Non
     assert four.component("activations") == one.component("activations")  # per-GPU micro-batch unchanged
 
 
+NO_AUTO_CHECKPOINTING = {"memory": {"checkpointing_min_params": 0}}
+
+
 def test_it_counts_far_fewer_activations_with_gradient_checkpointing() -> None:
     shape = KNOWN_SHAPES["qwen/qwen3-1.7b"]
-    off = plan_memory(_config(), shape)
-    on = plan_memory(_config(gradient_checkpointing=True), shape)
+    off = plan_memory(_config(**NO_AUTO_CHECKPOINTING), shape)
+    on = plan_memory(_config(gradient_checkpointing=True, **NO_AUTO_CHECKPOINTING), shape)
     assert on.component("activations") < off.component("activations") / 10
     assert (
         off.alternatives["activations_with_checkpointing"]
         == on.alternatives["activations_with_checkpointing"]
     )
+
+
+def test_it_checkpoints_by_itself_above_the_size_threshold_like_the_trainer() -> None:
+    shape = KNOWN_SHAPES["qwen/qwen3-1.7b"]  # 1.7 B parameters >= the default 500 M threshold
+    auto = plan_memory(_config(), shape)
+    forced = plan_memory(_config(gradient_checkpointing=True), shape)
+    assert uses_checkpointing(_config(), shape)
+    assert auto.component("activations") == forced.component("activations")
+    assert "on by itself" in next(c.note for c in auto.components if c.key == "activations")
+    assert not any("gradient_checkpointing: true" in a for a in auto.advice)
+    above = _config(memory={"checkpointing_min_params": shape.params + 1})
+    assert not uses_checkpointing(above, shape)
+    assert plan_memory(above, shape).component("activations") > 10 * auto.component("activations")
+    assert not uses_checkpointing(_config(**NO_AUTO_CHECKPOINTING), shape)  # 0: only when forced
+
+
+def test_a_token_budget_sizes_the_micro_batch_instead_of_the_sample_count() -> None:
+    shape = KNOWN_SHAPES["qwen/qwen3-1.7b"]
+    seq = _config().max_prompt_length + _config().max_response_length  # a full-length sequence
+    by_count = plan_memory(_config(micro_batch_size=2, **NO_AUTO_CHECKPOINTING), shape)
+    by_tokens = plan_memory(
+        _config(micro_batch_size=8, memory={"checkpointing_min_params": 0, "micro_batch_tokens": 2 * seq}),
+        shape,
+    )  # the sample count no longer matters
+    for key in ("activations", "logits"):
+        assert by_tokens.component(key) == by_count.component(key), key
+    # packed shorter samples fill the budget: a budget between 2 and 3 sequences costs more than 2
+    between = plan_memory(
+        _config(memory={"checkpointing_min_params": 0, "micro_batch_tokens": 5 * seq // 2}), shape
+    )
+    assert between.component("activations") > by_count.component("activations")
+    # a budget below one sequence: one sample per pass, never less
+    one = plan_memory(_config(memory={"checkpointing_min_params": 0, "micro_batch_tokens": 100}), shape)
+    single = plan_memory(_config(micro_batch_size=1, **NO_AUTO_CHECKPOINTING), shape)
+    assert one.component("activations") == single.component("activations")
+
+
+def test_it_advises_a_smaller_token_budget_that_fits() -> None:
+    seq = _config().max_prompt_length + _config().max_response_length
+    config = _config(memory={"micro_batch_tokens": 64 * seq}, rollout={"engine": "vllm"})
+    plan = plan_memory(config, KNOWN_SHAPES["qwen/qwen3-1.7b"])
+    assert not plan.fits
+    advice = next(a for a in plan.advice if "memory.micro_batch_tokens" in a)
+    assert not any("micro_batch_size" in a for a in plan.advice)  # ignored under a token budget
+    best = int(advice.split(" to ")[1].split(" ")[0])
+    assert best % seq == 0 and best < 64 * seq
+    smaller = config.replace(**{"memory.micro_batch_tokens": best})
+    assert plan_memory(smaller, KNOWN_SHAPES["qwen/qwen3-1.7b"]).fits
 
 
 def test_it_counts_a_reference_model_only_with_a_kl_term() -> None:
@@ -92,7 +151,7 @@ def test_it_counts_a_reference_model_only_with_a_kl_term() -> None:
 
 
 def test_it_says_which_settings_to_change_when_the_default_8k_run_does_not_fit() -> None:
-    plan = plan_memory(_config(), KNOWN_SHAPES["qwen/qwen3-1.7b"])
+    plan = plan_memory(_config(**NO_AUTO_CHECKPOINTING), KNOWN_SHAPES["qwen/qwen3-1.7b"])
     assert not plan.fits
     text = " ".join(plan.advice)
     assert "gradient_checkpointing: true" in text

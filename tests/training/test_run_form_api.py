@@ -59,7 +59,13 @@ def test_it_creates_a_run_from_a_preset_and_stores_its_name(
 
 
 def test_it_returns_the_memory_plan_of_the_checked_config(api_as: Any, trainer: Any) -> None:
-    body = {"config": {"model": "Qwen/Qwen3-1.7B", "gradient_checkpointing": False}}
+    body = {
+        "config": {
+            "model": "Qwen/Qwen3-1.7B",
+            "gradient_checkpointing": False,
+            "memory": {"checkpointing_min_params": 0},  # not checkpointed by itself either
+        }
+    }
     memory = api_as(trainer).post("/api/runs/check/", body, format="json").json()["memory"]
     assert memory["model"] == "Qwen/Qwen3-1.7B" and memory["gpus"] == 1
     assert {c["key"] for c in memory["components"]} >= {
