@@ -79,26 +79,15 @@ class TrainerCheckpoints:
             "temperature_policy": self.temperature_policy.state_dict(),
             "config": self.config.to_dict(),
         }
+        common = {
+            "model": self.model,
+            "tokenizer": self.tokenizer,
+            "optimizer": self.optimizer,
+            "state": state,
+            "keep": self.config.checkpoint_keep,
+        }
         if self.dist.is_distributed:
-            return save_sharded_checkpoint(
-                self.output_dir,
-                self.step,
-                model=self.model,
-                tokenizer=self.tokenizer,
-                optimizer=self.optimizer,
-                state=state,
-                dist=self.dist,
-                keep=self.config.checkpoint_keep,
-            )
-        return save_checkpoint(
-            self.output_dir,
-            self.step,
-            model=self.model,
-            tokenizer=self.tokenizer,
-            optimizer=self.optimizer,
-            state=state,
-            keep=self.config.checkpoint_keep,
-        )
-
+            return save_sharded_checkpoint(self.output_dir, self.step, dist=self.dist, **common)
+        return save_checkpoint(self.output_dir, self.step, **common)
 
 __all__ = ["TrainerCheckpoints"]
