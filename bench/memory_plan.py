@@ -40,12 +40,18 @@ def main() -> None:
             "micro_batch_size": 1,
             "rollout": {"engine": "vllm", "gpu_memory_utilization": 0.3},
         },
+        "vLLM at 0.3, micro-batches of memory.micro_batch_tokens 32768 (checkpointing by size)": {
+            "memory": {"micro_batch_tokens": 32768},
+            "rollout": {"engine": "vllm", "gpu_memory_utilization": 0.3},
+        },
     }
     print("Qwen3-1.7B on one H200 (139.8 GiB):")
     for label, values in configs.items():
         plan = plan_memory(config_from_dict({"model": shape.name, **values}), shape)
         verdict = "fits" if plan.fits else "does not fit"
         print(f"  {label}: {plan.total_bytes / GIB:.1f} GiB, {verdict}")
+        acts = next(c for c in plan.components if c.key == "activations")
+        print(f"    {acts.label}: {acts.bytes / GIB:.1f} GiB ({acts.note})")
         for advice in plan.advice:
             print(f"    - {advice}")
     print(
