@@ -244,14 +244,15 @@ def torchrun() -> Iterator[Callable[[Path], subprocess.Popen[str]]]:
         _kill(proc)
 
 
-def _finish(proc: subprocess.Popen[str]) -> dict[str, Any]:
+def _finish(proc: subprocess.Popen[str]) -> tuple[dict[str, Any], str]:
+    """The run's JSON summary (its last stdout line) and its stderr (the ranks' log)."""
     try:
         out, err = proc.communicate(timeout=240)
     except subprocess.TimeoutExpired:
         _kill(proc)
         raise
     assert proc.returncode == 0, err[-4000:]
-    return dict(json.loads(out.strip().splitlines()[-1]))
+    return dict(json.loads(out.strip().splitlines()[-1])), err
 
 
 @pytest.fixture
@@ -292,8 +293,9 @@ def test_two_processes_train_exactly_like_one(
     single_run: RunResult, toy_config: Callable[..., Any], toy_model_dir: Path, torchrun: Any, tmp_path: Path
 ) -> None:
     out = tmp_path / "two"
-    result = _finish(torchrun(_config_file(toy_config, out)))
+    result, log = _finish(torchrun(_config_file(toy_config, out)))
     assert result["last_step"] == STEPS
+    assert log.count("log-prob head") == 2 and log.count("chunked log-prob head") == 2  # on both ranks
     ckpt = latest_checkpoint(out)
     assert ckpt is not None and (ckpt / DCP_DIR / ".metadata").is_file()  # sharded: one file per rank
     assert len(list((ckpt / DCP_DIR).glob("*.distcp"))) == 2
@@ -315,7 +317,7 @@ def test_a_killed_two_process_run_resumes_from_its_sharded_checkpoint(
     ckpt = latest_checkpoint(out)
     assert ckpt is not None and int(ckpt.name.split("-")[-1]) < STEPS
 
-    result = _finish(torchrun(config_path))
+    result, _ = _finish(torchrun(config_path))
     assert result["resumed_from"] == int(ckpt.name.split("-")[-1]) and result["last_step"] == STEPS
     _assert_same(single_run, _result(out, toy_model_dir))
 

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 import torch
 
-from training.logprobs import chunked_logprobs, full_logits_logprobs, model_logprobs, split_lm_head
+from training.logprobs import (
+    FSDP_METHOD,
+    chunked_logprobs,
+    full_logits_logprobs,
+    model_logprobs,
+    split_lm_head,
+)
 from training.loss import selective_log_softmax, token_entropy
 from training.rollout.hf import lm_forward
 
@@ -107,6 +113,19 @@ def test_the_tiny_model_gives_the_same_logprobs_and_parameter_gradients(model: t
     assert torch.allclose(a, b, atol=1e-5)
     assert len(ga) == len(gb) > 0
     assert all(torch.allclose(x, y, atol=1e-5) for x, y in zip(ga, gb))
+
+
+def test_one_process_calls_the_chunked_route_directly_and_checks_the_temperature(
+    model: torch.nn.Module,
+) -> None:
+    parts = split_lm_head(model)
+    assert parts is not None and parts[0] is model.model and parts[1] is model.get_output_embeddings()
+    ids, attn, pos, targets = _batch()
+    with torch.no_grad():
+        model_logprobs(model, ids, attn, pos, targets, 1.0)
+    assert FSDP_METHOD not in vars(model)  # the FSDP2 forward method is registered on sharded models only
+    with pytest.raises(ValueError, match="temperature must be > 0"), torch.no_grad():
+        model_logprobs(model, ids, attn, pos, targets, 0.0)
 
 
 def test_a_head_that_is_not_a_plain_linear_layer_takes_the_full_logits_path(
