@@ -5,7 +5,9 @@ the single-process path is exactly what it was. Under torchrun (``WORLD_SIZE`` >
 environment) ``DistContext.from_env`` joins the process group (NCCL on GPUs, gloo on CPU) and:
 
 - ``shard_model`` shards the policy with FSDP2 (``torch.distributed.fsdp.fully_shard``): each decoder
-  layer is its own unit, the root holds embeddings and head. Gradients are *summed* across ranks
+  layer is its own unit, the root holds embeddings, final norm and head (a tied head is one parameter
+  there). The chunked log-prob head (``training.logprobs``) runs as a forward method of the root
+  (``fsdp_chunked_method``), so it gets the gathered head weight and its gradient is reduce-scattered. Gradients are *summed* across ranks
   (divide factor 1): every rank divides its loss by the GLOBAL token count of the minibatch
   (``sum_floats``), so the summed gradient is the single-process one.
 - ``prompt_positions`` gives each rank its share of the step's prompts: every optimizer minibatch
@@ -16,7 +18,7 @@ environment) ``DistContext.from_env`` joins the process group (NCCL on GPUs, glo
   ``local_rows`` then picks the rank's own rows for the update.
 - FSDP forward passes are collectives, so every rank must run the same number of them:
   ``padded_chunks`` pads a rank's forward chunks with ``None`` up to the largest count of any rank,
-  and ``idle_pass`` runs a one-token pass with a zero loss for each pad. Generation, whose number of
+  and ``idle_pass`` runs a two-token pass (one target) with a zero loss for each pad. Generation, whose number of
   decode steps differs per rank, runs on unsharded parameters instead (``unsharded`` /
   ``wrap_engine``: one all-gather before, no collective inside).
 - ``any_true`` makes stop decisions (SIGTERM, cancel) collective: a rank never leaves the loop alone.
@@ -286,7 +288,7 @@ class DistContext:
         return out
 
     def idle_pass(self, model: torch.nn.Module, setup: Any, *, backward: bool) -> None:
-        """A one-token forward (and backward of a zero loss) that takes part in the FSDP collectives of a
+        """A two-token forward (one target; and backward of a zero loss) that takes part in the FSDP collectives of a
         forward chunk this rank does not have; its gradient contribution is exactly zero. It takes the
         same route as a real chunk (``training.logprobs.model_logprobs``: the chunked head when the
         model has one), so every rank issues the same collectives."""
