@@ -8,8 +8,8 @@ environment) ``DistContext.from_env`` joins the process group (NCCL on GPUs, glo
   layer is its own unit, the root holds embeddings, final norm and head (a tied head is one parameter
   there). The chunked log-prob head (``training.logprobs``) runs as a forward method of the root
   (``fsdp_chunked_method``), so it gets the gathered head weight and its gradient is reduce-scattered.
-  Gradients are *summed* across ranks (divide factor 1): every rank divides its loss by the GLOBAL token count of the minibatch
-  (``sum_floats``), so the summed gradient is the single-process one.
+  Gradients are *summed* across ranks (divide factor 1): every rank divides its loss by the GLOBAL
+  token count of the minibatch (``sum_floats``), so the summed gradient is the single-process one.
 - ``prompt_positions`` gives each rank its share of the step's prompts: every optimizer minibatch
   (``updates_per_rollout`` of them, whole groups) is split evenly across ranks, so each rank works
   on every update. A prompt's G samples stay on one rank (its group statistics are local).
