@@ -177,10 +177,12 @@ class DistContext:
         """Every minibatch must split evenly across ranks (whole groups, same count on each rank)."""
         unit = updates_per_rollout * self.world_size
         if prompts_per_step % unit:
+            per_update = prompts_per_step // max(1, updates_per_rollout)
             raise ValueError(
-                f"prompts_per_step ({prompts_per_step}) must be a multiple of updates_per_rollout x "
-                f"processes ({updates_per_rollout} x {self.world_size} = {unit}) so that every optimizer "
-                "minibatch splits evenly across the processes"
+                f"each optimizer minibatch ({per_update} prompts: minibatch_prompts) must split evenly across "
+                f"the {self.world_size} processes: make minibatch_prompts a multiple of {self.world_size} "
+                f"(prompts_per_step {prompts_per_step} = {updates_per_rollout} minibatches, so "
+                f"prompts_per_step must be a multiple of {unit})"
             )
 
     def prompt_positions(self, n_prompts: int, updates_per_rollout: int = 1) -> list[int]:

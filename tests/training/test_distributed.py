@@ -56,7 +56,7 @@ def test_each_rank_gets_an_even_share_of_every_minibatch() -> None:
     assert DistContext(rank=0, world_size=2).prompt_positions(8, 2) == [0, 1, 4, 5]
     assert DistContext(rank=1, world_size=2).prompt_positions(8, 2) == [2, 3, 6, 7]
     assert DistContext(rank=1, world_size=2).local_rows([2, 3], 2) == [4, 5, 6, 7]
-    with pytest.raises(ValueError, match=r"multiple of updates_per_rollout x processes \(2 x 2 = 4\)"):
+    with pytest.raises(ValueError, match=r"\(3 prompts: minibatch_prompts\) must split evenly .* multiple of 2 .* multiple of 4"):
         DistContext(rank=0, world_size=2).prompt_positions(6, 2)
 
 
