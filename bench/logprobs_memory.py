@@ -4,7 +4,7 @@
 
 Each measurement runs in a fresh subprocess: it builds hidden states (seq x hidden) and a head
 (vocab x hidden), notes its resident set size, then computes log p(targets) at T = 1.2 and runs the
-backward pass of their sum; the figure is the peak resident set size (``ru_maxrss``) above the noted
+backward pass of their sum; the figure is the peak resident set size (``VmHWM``) above the noted
 baseline, i.e. what the log-prob computation itself added at its peak.
 
 - ``full``: what ``training.update.completion_logprobs`` did before: the model's head over every
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -28,12 +27,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _rss_kib() -> int:
+def _status_kib(field: str) -> int:
     with open("/proc/self/status", encoding="ascii") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _rss_kib() -> int:
+    return _status_kib("VmRSS")
 
 
 def child(method: str, seq: int, vocab: int, hidden: int) -> dict[str, float]:
@@ -67,7 +70,10 @@ def child(method: str, seq: int, vocab: int, hidden: int) -> dict[str, float]:
         raise SystemExit(f"unknown method {method!r}")
     logp.sum().backward()
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    # VmHWM: this process image's own peak RSS. Not ru_maxrss: Linux carries it over from the process
+    # that spawned us (fork/vfork + exec keep the larger of the two), so a child of a big pytest process
+    # would report the parent's size for every method.
+    peak = _status_kib("VmHWM")
     return {"peak_mib": max(0, peak - base) / 1024, "seconds": seconds}
 
 

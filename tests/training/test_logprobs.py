@@ -168,9 +168,14 @@ def test_backward_peak_memory_no_longer_scales_with_sequence_length_times_vocabu
     its peak; the chunked head adds about one chunk's worth, and not more at 3x the sequence length."""
     short, long = 192, 576
     one_copy_mib = short * 151_936 * 4 / 2**20  # 111 MiB at 192 tokens
+    # Measured from a big parent, as in the whole suite: a child's ru_maxrss would start at this
+    # process's size (Linux keeps it across fork + exec), so the peak must be the child's own (VmHWM).
+    ballast = bytearray(800 * 2**20)
+    ballast[:: 4096] = b"\x01" * len(range(0, len(ballast), 4096))
     full = _peak("full", short)
     chunked_short = _peak("chunked", short)
     chunked_long = _peak("chunked", long)
+    del ballast
     assert full > 3 * one_copy_mib  # the old method keeps several copies
     assert chunked_long < full / 1.5  # 3x the tokens, still far below the old peak at 1x
     # The full method would grow by ~10 copies from 192 to 576 tokens; the chunked one stays flat.
