@@ -4,6 +4,7 @@ set, as in CI)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -20,6 +21,15 @@ from tests.support.ws import refusal_code
 from webapp import realtime
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _own_channel_layer(settings: Any) -> None:
+    """A channel layer of this test's own (same backend and config): channels-redis binds a layer's
+    receiving to the event loop that first receives on it, and an earlier test's loop (each
+    ``async_to_sync`` call has one) may still count as receiving there. Re-assigning the setting
+    makes channels build a fresh layer, and again when the test ends."""
+    settings.CHANNEL_LAYERS = copy.deepcopy(settings.CHANNEL_LAYERS)
 
 
 def _headers(user: Any | None) -> list[tuple[bytes, bytes]]:
