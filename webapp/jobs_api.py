@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.http import Http404
+from django.core.exceptions import PermissionDenied
 from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -26,21 +25,12 @@ from rest_framework.views import APIView
 from webapp.jobs import JobRow
 from webapp.jobs_feed import job_log
 from webapp.jobs_kinds import KINDS
-from webapp.jobs_selectors import JobFilterError, JobFilters, job_page, job_row
+from webapp.jobs_selectors import JobFilterError, JobFilters, job_page, job_row, job_row_or_404
 from webapp.roles import VIEWER, IsViewer
 
 
 def _item(row: JobRow, user: Any) -> dict[str, Any]:
     return {**row.event(), "can_cancel": row.can_cancel(user)}
-
-
-def _row_or_404(kind: str, job_id: int) -> JobRow:
-    if kind not in KINDS:
-        raise Http404(f"no job kind {kind!r}")
-    try:
-        return job_row(kind=kind, job_id=job_id)
-    except ObjectDoesNotExist as exc:
-        raise Http404(f"no {kind} job #{job_id}") from exc
 
 
 class JobList(APIView):
@@ -79,7 +69,7 @@ class JobDetail(APIView):
 
     @extend_schema(operation_id="jobs_retrieve", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, kind: str, job_id: int) -> Response:
-        row = _row_or_404(kind, job_id)
+        row = job_row_or_404(kind, job_id)
         return Response(
             {**_item(row, request.user), "log": [e.as_dict() for e in job_log(kind=kind, job_id=job_id)]}
         )
@@ -98,7 +88,7 @@ class JobCancel(APIView):
 
     @extend_schema(operation_id="jobs_cancel", request=None, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, kind: str, job_id: int) -> Response:
-        row = _row_or_404(kind, job_id)
+        row = job_row_or_404(kind, job_id)
         cancel = KINDS[kind].cancel
         if cancel is None:
             return Response(

@@ -6,7 +6,8 @@ import heapq
 from dataclasses import dataclass
 from typing import Any
 
-from django.http import QueryDict
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404, QueryDict
 
 from webapp.jobs import ACTIVE, STATUSES, JobKind, JobRow
 from webapp.jobs_kinds import KINDS
@@ -104,3 +105,13 @@ def job_row(*, kind: str, job_id: int) -> JobRow:
     """One job's row (``KeyError`` for an unknown kind, the model's ``DoesNotExist`` for an unknown id)."""
     adapter = KINDS[kind]
     return adapter.row(adapter.get(job_id))
+
+
+def job_row_or_404(kind: str, job_id: int) -> JobRow:
+    """``job_row`` for the page and the API: an unknown kind or job is a 404 naming it."""
+    if kind not in KINDS:
+        raise Http404(f"no job kind {kind!r}")
+    try:
+        return job_row(kind=kind, job_id=job_id)
+    except ObjectDoesNotExist as exc:
+        raise Http404(f"no {kind} job #{job_id}") from exc

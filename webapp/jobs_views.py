@@ -4,26 +4,17 @@ progress and log, live) and ``/jobs/<kind>/<id>/cancel/`` (POST: the kind's own 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from webapp.jobs import ACTIVE, STATUSES, JobRow
+from webapp.jobs import ACTIVE, STATUSES
 from webapp.jobs_feed import job_log
 from webapp.jobs_kinds import KINDS
-from webapp.jobs_selectors import JobFilterError, JobFilters, job_page, job_row
+from webapp.jobs_selectors import JobFilterError, JobFilters, job_page, job_row_or_404
 from webapp.roles import VIEWER, role_required, user_roles
-
-
-def _row_or_404(kind: str, job_id: int) -> JobRow:
-    if kind not in KINDS:
-        raise Http404(f"no job kind {kind!r}")
-    try:
-        return job_row(kind=kind, job_id=job_id)
-    except ObjectDoesNotExist as exc:
-        raise Http404(f"no {kind} job #{job_id}") from exc
 
 
 def _live_context(request: HttpRequest) -> dict[str, object]:
@@ -59,7 +50,7 @@ def job_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @role_required(VIEWER)
 def job_detail(request: HttpRequest, kind: str, job_id: int) -> HttpResponse:
-    row = _row_or_404(kind, job_id)
+    row = job_row_or_404(kind, job_id)
     context = {
         "row": row,
         "can_cancel": row.can_cancel(request.user),
@@ -75,7 +66,7 @@ def job_detail(request: HttpRequest, kind: str, job_id: int) -> HttpResponse:
 @require_POST
 @role_required(VIEWER)
 def job_cancel(request: HttpRequest, kind: str, job_id: int) -> HttpResponse:
-    row = _row_or_404(kind, job_id)
+    row = job_row_or_404(kind, job_id)
     cancel = KINDS[kind].cancel
     if cancel is None:
         messages.error(request, f"{row.kind_label} jobs cannot be cancelled; they end on their own.")
