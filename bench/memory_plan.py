@@ -17,18 +17,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from training.config import config_from_dict  # noqa: E402
 from training.memory_plan import GIB, KNOWN_SHAPES, ModelShape, plan_memory  # noqa: E402
-from training.memory_probe import measure  # noqa: E402
+from training.memory_probe import TINY_SHAPE, measure, tiny_update_config  # noqa: E402
 
-TINY = {
-    "hidden_size": 128,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 32768,
-    "intermediate_size": 512,
-    "tie_word_embeddings": True,
-}
+TINY = TINY_SHAPE
 
 
 def main() -> None:
@@ -58,17 +49,7 @@ def main() -> None:
         "\nTiny Qwen3 update on CPU (4 x 512 tokens, vocabulary 32768: 512-token log-prob chunks), plan vs measured peak:"
     )
     for checkpointing in (False, True):
-        config = {
-            "model": "tiny",
-            "device": "cpu",
-            "micro_batch_size": 4,
-            "max_prompt_length": 64,
-            "max_response_length": 448,
-            "prompts_per_step": 2,
-            "group_size": 2,
-            "minibatch_prompts": 2,
-            "gradient_checkpointing": checkpointing,
-        }
+        config = tiny_update_config(checkpointing=checkpointing)
         measured = measure(TINY, config)
         plan = plan_memory(config_from_dict(config), ModelShape.from_hf_config("tiny", TINY))
         planned = sum(c.bytes for c in plan.components if c.phase == "update")

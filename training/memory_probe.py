@@ -25,6 +25,35 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
+#: the tiny Qwen3 the planner is checked against (tests/training/test_memory_plan.py, bench/memory_plan.py):
+#: 4 layers, hidden 128, vocabulary 32768, so the log-prob head runs in 512-token chunks
+TINY_SHAPE: dict[str, Any] = {
+    "hidden_size": 128,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 32,
+    "vocab_size": 32768,
+    "intermediate_size": 512,
+    "tie_word_embeddings": True,
+}
+
+
+def tiny_update_config(*, checkpointing: bool) -> dict[str, Any]:
+    """The run config of the measured update: one 4 x 512-token micro-batch on CPU."""
+    return {
+        "model": "tiny",
+        "device": "cpu",
+        "micro_batch_size": 4,
+        "max_prompt_length": 64,
+        "max_response_length": 448,
+        "prompts_per_step": 2,
+        "group_size": 2,
+        "minibatch_prompts": 2,
+        "gradient_checkpointing": checkpointing,
+    }
+
+
 def measure(shape: dict[str, Any], config: dict[str, Any], *, timeout_s: float = 300.0) -> dict[str, int]:
     """Peak bytes of the update of ``config`` on a model of ``shape``, measured in a subprocess."""
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "65536", "OMP_NUM_THREADS": "1"}

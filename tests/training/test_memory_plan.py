@@ -19,18 +19,9 @@ from training.memory_plan import (
     plan_memory,
     uses_checkpointing,
 )
-from training.memory_probe import measure
+from training.memory_probe import TINY_SHAPE, measure, tiny_update_config
 
-TINY = {
-    "hidden_size": 128,
-    "num_hidden_layers": 4,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "head_dim": 32,
-    "vocab_size": 32768,
-    "intermediate_size": 512,
-    "tie_word_embeddings": True,
-}
+TINY = TINY_SHAPE
 
 
 def _config(**values: Any) -> Any:
@@ -194,17 +185,7 @@ def test_it_estimates_the_measured_peak_of_a_tiny_model_update_within_20_percent
     updates (the second one with AdamW's moments alive) is VmHWM - baseline. The planner's update phase
     (weights, gradients, moments, activations, logits) must be within 20 % of it, and its model state
     within 20 % of the resident growth after the first update."""
-    config = {
-        "model": "tiny",
-        "device": "cpu",
-        "micro_batch_size": 4,
-        "max_prompt_length": 64,
-        "max_response_length": 448,
-        "prompts_per_step": 2,
-        "group_size": 2,
-        "minibatch_prompts": 2,
-        "gradient_checkpointing": checkpointing,
-    }
+    config = tiny_update_config(checkpointing=checkpointing)
     measured = measure(TINY, config)
     shape = ModelShape.from_hf_config("tiny", TINY)
     assert measured["params"] == shape.params
