@@ -22,26 +22,42 @@ def open_terminal(rows: int = 24, columns: int = 120) -> tuple[int, int]:
     return master, slave
 
 
+class Terminal:
+    """A pty whose output a thread drains as it is written: ``slave`` is the fd to hand to a writer
+    (a child's stderr, or ``os.fdopen`` in this process); ``text()`` is what was written, once the
+    slave side is closed."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = open_terminal()
+        self._chunks: list[bytes] = []
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:  # EIO: the writer closed its end
+                return
+            if not data:
+                return
+            self._chunks.append(data)
+
+    def close(self) -> None:
+        """Wait for the last output (the slave side must be closed by now), then close the master."""
+        self._reader.join(timeout=10)
+        os.close(self.master)
+
+    def text(self) -> str:
+        return b"".join(self._chunks).decode("utf-8", "replace")
+
+
 def run_with_tty_stderr(
     args: Sequence[str], *, cwd: Path, env: dict[str, str], timeout: float = 120, stdin: str | None = None
 ) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of ``args`` whose stderr is a pty (so ``sys.stderr.isatty()`` is
     true in the child) while stdout stays a pipe. The pty is drained on a thread as the child writes."""
-    master, slave = open_terminal()
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the child closed its end
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+    terminal = Terminal()
     try:
         proc: Any = subprocess.Popen(
             list(args),
@@ -49,15 +65,14 @@ def run_with_tty_stderr(
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=slave,
+            stderr=terminal.slave,
             text=True,
         )
-        os.close(slave)
+        os.close(terminal.slave)
         out, _ = proc.communicate(stdin, timeout=timeout)
-        reader.join(timeout=10)
     finally:
-        os.close(master)
-    return proc.returncode, out, b"".join(chunks).decode("utf-8", "replace")
+        terminal.close()
+    return proc.returncode, out, terminal.text()
 
 
 def looks_like_a_progress_bar(stderr: str) -> bool:

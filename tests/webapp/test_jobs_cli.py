@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from django.core.management import call_command
 from curation.models import ImportBatch
 from tests.curation.conftest import make_record
 from tests.support.openai_server import FakeOpenAIServer
-from tests.support.tty import looks_like_a_progress_bar, open_terminal, run_with_tty_stderr
+from tests.support.tty import Terminal, looks_like_a_progress_bar, run_with_tty_stderr
 from tests.training.evaluate.test_openai_source import solver
 from training.tiny import toy_problems, write_release
 
@@ -131,22 +130,8 @@ def _import_file(tmp_path: Path, n: int) -> Path:
 
 @pytest.mark.django_db
 def test_import_problems_shows_rows_and_rejections_on_a_terminal(tmp_path: Path) -> None:
-    master, slave = open_terminal()
-    chunks: list[bytes] = []
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            chunks.append(data)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
-    terminal: Any = os.fdopen(slave, "w")
+    tty = Terminal()
+    terminal: Any = os.fdopen(tty.slave, "w")
     try:
         call_command(
             "import_problems",
@@ -160,9 +145,8 @@ def test_import_problems_shows_rows_and_rejections_on_a_terminal(tmp_path: Path)
         )
     finally:
         terminal.close()
-        reader.join(timeout=5)
-        os.close(master)
-    err = b"".join(chunks).decode()
+        tty.close()
+    err = tty.text()
     assert looks_like_a_progress_bar(err)
     assert "10/10" in err and "rejected=1" in err  # the JSONL's rows are counted first: a bar with an end
     assert ImportBatch.objects.get().rejected_count == 1
